@@ -1,0 +1,44 @@
+# The team's interface to the Club backend. `make help` lists the targets.
+GO        ?= go
+CLUB_DIR  ?= .club
+# Test parallelism sized for small machines (2 cores); raise it on bigger ones.
+TEST_P    ?= 2
+TEST_FLAGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help run test test-localstack bench build lint validate deploy clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); Ctrl-C stops it
+	@mkdir -p $(CLUB_DIR)/bin
+	$(GO) build -o $(CLUB_DIR)/bin/club-local ./cmd/club-local
+	exec $(CLUB_DIR)/bin/club-local
+
+test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
+	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./...
+
+test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN)
+	localstack/run-tests.sh
+
+bench: ## Run the benchmarks and write docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+build: ## Build every program and function
+	$(GO) build ./...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+validate: ## Check infra/template.yaml the way the local cloud reads it (and with sam, when installed)
+	$(GO) run ./cmd/club-local --validate
+	@if command -v sam >/dev/null; then sam validate --lint -t infra/template.yaml; fi
+
+deploy: ## Build and deploy to AWS with SAM (uses your AWS profile; see README)
+	sam build -t infra/template.yaml
+	sam deploy --guided
+
+clean: ## Remove local state and build output
+	rm -rf $(CLUB_DIR)

@@ -1,0 +1,101 @@
+package front
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Routes are the handlers the local cloud provides itself. A nil handler
+// leaves that part of the API to kumo.
+type Routes struct {
+	// Runtime serves the Lambda Runtime API under /_runtime/.
+	Runtime http.Handler
+	// Invoke serves POST /2015-03-31/functions/{name}/invocations.
+	Invoke http.Handler
+	// DynamoDB receives every DynamoDB_20120810 call (the stream recorder,
+	// which forwards to kumo itself).
+	DynamoDB http.Handler
+	// Streams serves DynamoDBStreams_20120810.
+	Streams http.Handler
+	// StepFunctions serves AWSStepFunctions.
+	StepFunctions http.Handler
+	// Control serves the local cloud's own endpoints under /_club/.
+	Control http.Handler
+}
+
+// Front is the endpoint's http.Handler.
+type Front struct {
+	routes  Routes
+	kumo    http.Handler
+	counter *Counter
+}
+
+// New returns a front that proxies to the kumo server at kumoURL.
+func New(kumoURL string, routes Routes, counter *Counter) (*Front, error) {
+	u, err := url.Parse(kumoURL)
+	if err != nil {
+		return nil, err
+	}
+	return &Front{routes: routes, kumo: NewProxy(u), counter: counter}, nil
+}
+
+// NewProxy returns a reverse proxy to kumo that streams responses as they
+// come (long polls) and keeps the client's Host header, which kumo uses for
+// virtual-host routing (S3 buckets, API Gateway).
+func NewProxy(target *url.URL) *httputil.ReverseProxy {
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1,
+	}
+	p.Transport = &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return p
+}
+
+// Kumo returns the handler that forwards to kumo, for handlers (such as the
+// stream recorder) that sit in front of it.
+func (f *Front) Kumo() http.Handler { return f.kumo }
+
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case strings.HasPrefix(path, "/_runtime/"):
+		f.serve(f.routes.Runtime, w, r)
+		return
+	case strings.HasPrefix(path, "/_club/"):
+		f.serve(f.routes.Control, w, r)
+		return
+	}
+	op := classify(r)
+	f.counter.Add(op)
+	switch {
+	case op.Service == "lambda" && op.Operation == "Invoke" && lambdaInvokeRE.MatchString(path):
+		f.serve(f.routes.Invoke, w, r)
+	case op.Service == "dynamodb":
+		f.serve(f.routes.DynamoDB, w, r)
+	case op.Service == "dynamodbstreams":
+		f.serve(f.routes.Streams, w, r)
+	case op.Service == "states":
+		f.serve(f.routes.StepFunctions, w, r)
+	default:
+		f.kumo.ServeHTTP(w, r)
+	}
+}
+
+// serve uses h, or kumo when the local cloud does not provide h.
+func (f *Front) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if h == nil {
+		h = f.kumo
+	}
+	h.ServeHTTP(w, r)
+}
