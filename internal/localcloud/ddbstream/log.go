@@ -31,6 +31,7 @@ type Log struct {
 type stream struct {
 	records []Record
 	wake    chan struct{} // closed and replaced on every append
+	info    StreamInfo    // what DescribeStream reports; see catalog.go
 }
 
 // NewLog returns an empty log.
@@ -54,7 +55,7 @@ func (l *Log) Has(streamARN string) bool {
 func (l *Log) streamLocked(arn string) *stream {
 	s, ok := l.streams[arn]
 	if !ok {
-		s = &stream{wake: make(chan struct{})}
+		s = &stream{wake: make(chan struct{}), info: infoFromARN(arn)}
 		l.streams[arn] = s
 	}
 	return s
