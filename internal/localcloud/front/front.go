@@ -52,6 +52,15 @@ func NewProxy(target *url.URL) *httputil.ReverseProxy {
 			pr.Out.Host = pr.In.Host
 		},
 		FlushInterval: -1,
+		// A client that gives up (a long poll cancelled at shutdown) is
+		// normal; anything else is kumo failing and is reported as AWS
+		// would report an unreachable service.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
 	}
 	p.Transport = &http.Transport{
 		Proxy:               nil,
@@ -61,6 +70,10 @@ func NewProxy(target *url.URL) *httputil.ReverseProxy {
 	}
 	return p
 }
+
+// SetRoutes replaces the routes. Call it before serving: handlers such as the
+// stream recorder need Kumo() to be built.
+func (f *Front) SetRoutes(routes Routes) { f.routes = routes }
 
 // Kumo returns the handler that forwards to kumo, for handlers (such as the
 // stream recorder) that sit in front of it.
