@@ -30,6 +30,11 @@ type Stack struct {
 	// directory of the stack file; see IssuerKeyPath.
 	IssuerKeyFile string `json:"issuer_key_file,omitempty"`
 
+	// MailURL and PaymentURL are the base URLs of the mail and payment
+	// providers: the local sandboxes, or empty where the real ones are used.
+	MailURL    string `json:"mail_url,omitempty"`
+	PaymentURL string `json:"payment_url,omitempty"`
+
 	// The following maps are keyed by logical resource id.
 
 	Tables        map[string]string `json:"tables,omitempty"`         // table name

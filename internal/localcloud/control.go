@@ -1,0 +1,55 @@
+package localcloud
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Stats is a snapshot of what the local cloud's own machinery did, served at
+// GET /_club/stats on the endpoint.
+type Stats struct {
+	Functions     map[string]any `json:"functions"`
+	SQSMappings   map[string]any `json:"sqs_mappings"`
+	StreamMapping map[string]any `json:"stream_mappings"`
+}
+
+// controlHandler serves the local cloud's own endpoints under /_club/:
+// request counts (GET, and DELETE to reset), stats, and readiness.
+func (c *Cloud) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/_club/requests", c.counter)
+	mux.HandleFunc("GET /_club/stats", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, c.Stats())
+	})
+	mux.HandleFunc("GET /_club/health", func(w http.ResponseWriter, r *http.Request) {
+		if !c.ready.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+// Stats returns counters of functions and event source mappings.
+func (c *Cloud) Stats() Stats {
+	s := Stats{Functions: map[string]any{}, SQSMappings: map[string]any{}, StreamMapping: map[string]any{}}
+	if c.runtime != nil {
+		for name, st := range c.runtime.Stats() {
+			s.Functions[name] = st
+		}
+	}
+	for key, p := range c.sqsPollers {
+		s.SQSMappings[key] = p.Stats()
+	}
+	for key, p := range c.streamPollers {
+		s.StreamMapping[key] = map[string]any{"stats": p.Stats(), "checkpoint": p.Checkpoint(), "lag": p.Lag()}
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
