@@ -1,0 +1,294 @@
+package enrollment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/class"
+	"github.com/clubdev/club/internal/club/idempotency"
+	"github.com/clubdev/club/internal/club/profile"
+)
+
+// Creation is everything the create transaction writes.
+type Creation struct {
+	Enrollment  Enrollment
+	Event       events.Envelope // enrollment.created, for the outbox
+	Idempotency idempotency.Record
+}
+
+// Cancellation is everything the cancel transaction writes.
+type Cancellation struct {
+	Enrollment Enrollment      // in its cancelled state
+	Event      events.Envelope // enrollment.cancelled, for the outbox
+}
+
+// Store is the enrollment's persistence port.
+type Store interface {
+	// Create commits c in one transaction: one seat of c.Enrollment's class
+	// (only if seats_taken < capacity), the enrollment (only if the student
+	// holds no seat in the class), the outbox row of c.Event and the
+	// idempotency record (only if caller and key are unused). On failure
+	// nothing is written and the error is, by precedence:
+	// *idempotency.ExistsError (with the stored record),
+	// club.ErrAlreadyEnrolled, club.ErrClassNotFound, club.ErrClassFull,
+	// club.ErrContention (transient), or an infrastructure error.
+	Create(ctx context.Context, c Creation) error
+	// Cancel commits c in one transaction: the status change (only from
+	// enrolled), one seat given back, the student's claim on the class
+	// released (so the student may enroll again) and the outbox row of
+	// c.Event. If the enrollment is already cancelled it returns
+	// ErrNotEnrolled and writes nothing; an unknown id is club.ErrNotFound.
+	Cancel(ctx context.Context, c Cancellation) error
+	// Get returns an enrollment or club.ErrNotFound (strongly consistent).
+	Get(ctx context.Context, id string) (Enrollment, error)
+}
+
+// NotificationStore is the notifier's port.
+type NotificationStore interface {
+	// UpdateNotification reads the enrollment, calls update on its
+	// notification and, if update returns nil, writes the result back
+	// conditionally on nothing having changed in between (retrying the
+	// read-modify-write a bounded number of times, then club.ErrContention),
+	// so update may run more than once and must depend only on its argument.
+	// An error from update is returned wrapped and nothing is written. It
+	// returns the enrollment as stored afterwards; club.ErrNotFound for an
+	// unknown id.
+	UpdateNotification(ctx context.Context, id string, update func(*Notification) error) (Enrollment, error)
+}
+
+// ClassFinder reads classes; class.Repository satisfies it.
+type ClassFinder interface {
+	Get(ctx context.Context, id string) (class.Class, error)
+}
+
+// Deps are the Service's collaborators and settings.
+type Deps struct {
+	Store       Store
+	Classes     ClassFinder
+	Idempotency idempotency.Store
+	// Policy is the address policy; Profiles is read at enrollment only under
+	// profile.PolicyAtEnrollment.
+	Policy   profile.AddressPolicy
+	Profiles profile.Finder
+	// Now and NewID default to the wall clock (UTC) and random UUIDs.
+	Now   func() time.Time
+	NewID func() string
+}
+
+// Service runs the enrollment use cases. It is safe for concurrent use.
+type Service struct {
+	store    Store
+	classes  ClassFinder
+	idem     idempotency.Store
+	policy   profile.AddressPolicy
+	profiles profile.Finder
+	now      func() time.Time
+	newID    func() string
+}
+
+// NewService checks d and returns a Service.
+func NewService(d Deps) (*Service, error) {
+	var errs []error
+	if d.Store == nil {
+		errs = append(errs, errors.New("enrollment service: Store is required"))
+	}
+	if d.Classes == nil {
+		errs = append(errs, errors.New("enrollment service: Classes is required"))
+	}
+	if d.Idempotency == nil {
+		errs = append(errs, errors.New("enrollment service: Idempotency is required"))
+	}
+	policy, err := profile.ParseAddressPolicy(string(d.Policy))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("enrollment service: %w", err))
+	}
+	if policy == profile.PolicyAtEnrollment && d.Profiles == nil {
+		errs = append(errs, errors.New("enrollment service: Profiles is required by the at_enrollment address policy"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Service{store: d.Store, classes: d.Classes, idem: d.Idempotency, policy: policy, profiles: d.Profiles, now: d.Now, newID: d.NewID}
+	if s.now == nil {
+		s.now = func() time.Time { return time.Now().UTC() }
+	}
+	if s.newID == nil {
+		s.newID = events.NewID
+	}
+	return s, nil
+}
+
+// EnrollRequest is a student's request for a seat.
+type EnrollRequest struct {
+	ClassID   string
+	StudentID string // from the verified token, never from the body
+	// TokenEmail is the e-mail claim of the token. Under the at_enrollment
+	// policy it is captured when the student has no profile yet.
+	TokenEmail string
+	// IdempotencyKey and RequestFingerprint (see idempotency.Fingerprint)
+	// identify the request for replays.
+	IdempotencyKey     string
+	RequestFingerprint string
+	// Respond renders the response for a new enrollment. It is stored with
+	// the idempotency record in the same transaction, so a replay returns
+	// exactly the same status and body.
+	Respond func(Enrollment) (idempotency.Response, error)
+}
+
+// EnrollResult is the outcome of Enroll.
+type EnrollResult struct {
+	// Enrollment is the new enrollment; zero when Replayed.
+	Enrollment Enrollment
+	// Response is what to answer: the rendered response of the new
+	// enrollment, or the stored response of the original request.
+	Response idempotency.Response
+	// Replayed is true when the response is the stored one (send the
+	// Idempotent-Replayed header).
+	Replayed bool
+}
+
+// Enroll gives the student a seat, or replays the answer to an earlier
+// identical request. Errors: club.ErrIdempotencyKeyRequired,
+// club.ErrIdempotencyKeyReused, club.ErrClassNotFound, club.ErrClassFull,
+// club.ErrAlreadyEnrolled, club.ErrContention, or an infrastructure error.
+func (s *Service) Enroll(ctx context.Context, req EnrollRequest) (EnrollResult, error) {
+	if err := idempotency.ValidateKey(req.IdempotencyKey); err != nil {
+		return EnrollResult{}, err
+	}
+	if req.ClassID == "" || req.StudentID == "" || req.RequestFingerprint == "" || req.Respond == nil {
+		return EnrollResult{}, errors.New("enroll: ClassID, StudentID, RequestFingerprint and Respond are required")
+	}
+
+	// Fast path for retries. Correctness does not depend on it: a duplicate
+	// racing past this read loses the transaction on the idempotency record.
+	rec, err := s.idem.Get(ctx, req.StudentID, req.IdempotencyKey)
+	switch {
+	case err == nil:
+		return replay(rec, req.RequestFingerprint)
+	case !errors.Is(err, club.ErrNotFound):
+		return EnrollResult{}, fmt.Errorf("enroll: read idempotency record: %w", err)
+	}
+
+	c, err := s.classes.Get(ctx, req.ClassID)
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll in class %s: %w", req.ClassID, err)
+	}
+	// No seat check here: the transaction decides, so that concurrent
+	// requests cannot overbook and the error precedence is the store's.
+
+	now := s.now()
+	e, err := New(s.newID(), c.ID(), req.StudentID, c.TeacherID(), now)
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll: %w", err)
+	}
+	if s.policy == profile.PolicyAtEnrollment {
+		addr, err := s.addressNow(ctx, req)
+		if err != nil {
+			return EnrollResult{}, err
+		}
+		e.CaptureAddress(addr)
+	}
+	startsAt := c.StartsAt()
+	env, err := events.New(s.newID(), now, events.EnrollmentCreated{
+		EnrollmentID: e.ID(), ClassID: e.ClassID(), StudentID: e.StudentID(), ClassStartsAt: &startsAt,
+	})
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll: %w", err)
+	}
+	resp, err := req.Respond(e)
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll: render response: %w", err)
+	}
+	err = s.store.Create(ctx, Creation{
+		Enrollment: e,
+		Event:      env,
+		Idempotency: idempotency.Record{
+			Caller: req.StudentID, Key: req.IdempotencyKey, Fingerprint: req.RequestFingerprint,
+			Response: resp, ResourceID: e.ID(), CreatedAt: now,
+		},
+	})
+	if exists, ok := errors.AsType[*idempotency.ExistsError](err); ok {
+		return replay(exists.Record, req.RequestFingerprint)
+	}
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll student %s in class %s: %w", req.StudentID, req.ClassID, err)
+	}
+	return EnrollResult{Enrollment: e, Response: resp}, nil
+}
+
+func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {
+	resp, err := rec.Replay(fingerprint)
+	if err != nil {
+		return EnrollResult{}, fmt.Errorf("enroll: %w", err)
+	}
+	return EnrollResult{Response: resp, Replayed: true}, nil
+}
+
+// addressNow is the address to capture under the at_enrollment policy: the
+// profile's, else the token's. Without either the enrollment still succeeds
+// (a seat must not depend on mail); the notifier will find no address and
+// record the notification as failed.
+func (s *Service) addressNow(ctx context.Context, req EnrollRequest) (string, error) {
+	p, err := s.profiles.Get(ctx, req.StudentID)
+	switch {
+	case err == nil:
+		return p.Email, nil
+	case errors.Is(err, club.ErrNotFound):
+		return req.TokenEmail, nil
+	default:
+		return "", fmt.Errorf("enroll: read profile of %s: %w", req.StudentID, err)
+	}
+}
+
+// Get returns an enrollment the caller may see (its student or the class's
+// teacher); any other caller gets club.ErrNotFound, as for a missing one.
+func (s *Service) Get(ctx context.Context, id, callerID string) (Enrollment, error) {
+	e, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("get enrollment %s: %w", id, err)
+	}
+	if !e.VisibleTo(callerID) {
+		return Enrollment{}, fmt.Errorf("get enrollment %s: %w", id, club.ErrNotFound)
+	}
+	return e, nil
+}
+
+// Cancel cancels the caller's enrollment and returns it. Only its student may
+// cancel (anyone else gets club.ErrNotFound). Cancelling a cancelled
+// enrollment returns it as stored, without a second event or seat.
+func (s *Service) Cancel(ctx context.Context, id, callerID string) (Enrollment, error) {
+	e, err := s.store.Get(ctx, id)
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("cancel enrollment %s: %w", id, err)
+	}
+	if e.StudentID() != callerID {
+		return Enrollment{}, fmt.Errorf("cancel enrollment %s: %w", id, club.ErrNotFound)
+	}
+	now := s.now()
+	if err := e.Cancel(now); errors.Is(err, ErrNotEnrolled) {
+		return e, nil
+	}
+	env, err := events.New(s.newID(), now, events.EnrollmentCancelled{
+		EnrollmentID: e.ID(), ClassID: e.ClassID(), StudentID: e.StudentID(),
+	})
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("cancel enrollment %s: %w", id, err)
+	}
+	err = s.store.Cancel(ctx, Cancellation{Enrollment: e, Event: env})
+	if errors.Is(err, ErrNotEnrolled) {
+		// A concurrent cancel won; answer with what it stored.
+		stored, err := s.store.Get(ctx, id)
+		if err != nil {
+			return Enrollment{}, fmt.Errorf("cancel enrollment %s: read after a concurrent cancel: %w", id, err)
+		}
+		return stored, nil
+	}
+	if err != nil {
+		return Enrollment{}, fmt.Errorf("cancel enrollment %s: %w", id, err)
+	}
+	return e, nil
+}

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/class"
+)
+
+type classItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	Entity     string `dynamodbav:"entity"`
+	ClassID    string `dynamodbav:"class_id"`
+	TeacherID  string `dynamodbav:"teacher_id"`
+	Title      string `dynamodbav:"title"`
+	Capacity   int    `dynamodbav:"capacity"`
+	SeatsTaken int    `dynamodbav:"seats_taken"` // never omitted: the seat condition compares it
+	StartsAt   string `dynamodbav:"starts_at"`
+}
+
+// Classes implements class.Repository on the club table.
+type Classes struct{ *base }
+
+var _ class.Repository = (*Classes)(nil)
+
+// Create puts the class only if its id is unused.
+func (s *Classes) Create(ctx context.Context, c class.Class) error {
+	snap := c.Snapshot()
+	pk, sk := classKey(snap.ID)
+	item, err := attributevalue.MarshalMap(classItem{
+		PK: pk, SK: sk, Entity: "class",
+		ClassID: snap.ID, TeacherID: snap.TeacherID, Title: snap.Title,
+		Capacity: snap.Capacity, SeatsTaken: snap.SeatsTaken, StartsAt: formatTime(snap.StartsAt),
+	})
+	if err != nil {
+		return fmt.Errorf("create class %s: %w", snap.ID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.cfg.ClubTable),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("create class %s: already exists", snap.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("create class %s: %w", snap.ID, err)
+	}
+	return nil
+}
+
+// Get reads the class with a strongly consistent read.
+func (s *Classes) Get(ctx context.Context, id string) (class.Class, error) {
+	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(classKey(id)))
+	if err != nil {
+		return class.Class{}, fmt.Errorf("get class %s: %w", id, err)
+	}
+	if !found {
+		return class.Class{}, fmt.Errorf("class %s: %w", id, club.ErrClassNotFound)
+	}
+	var it classItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return class.Class{}, fmt.Errorf("decode class %s: %w", id, err)
+	}
+	startsAt, err := parseTime("starts_at", it.StartsAt)
+	if err != nil {
+		return class.Class{}, fmt.Errorf("decode class %s: %w", id, err)
+	}
+	return class.FromSnapshot(class.Snapshot{
+		ID: it.ClassID, TeacherID: it.TeacherID, Title: it.Title,
+		Capacity: it.Capacity, SeatsTaken: it.SeatsTaken, StartsAt: startsAt,
+	}), nil
+}

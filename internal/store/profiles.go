@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/profile"
+)
+
+type profileItem struct {
+	PK          string `dynamodbav:"pk"`
+	SK          string `dynamodbav:"sk"`
+	Entity      string `dynamodbav:"entity"`
+	UserID      string `dynamodbav:"user_id"`
+	Email       string `dynamodbav:"email"`
+	DisplayName string `dynamodbav:"display_name"`
+	UpdatedAt   string `dynamodbav:"updated_at"`
+}
+
+// Profiles implements profile.Store on the club table.
+type Profiles struct{ *base }
+
+var _ profile.Store = (*Profiles)(nil)
+
+// Put replaces the profile (last write wins).
+func (s *Profiles) Put(ctx context.Context, p profile.Profile) error {
+	pk, sk := profileKey(p.UserID)
+	item, err := attributevalue.MarshalMap(profileItem{
+		PK: pk, SK: sk, Entity: "profile",
+		UserID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, UpdatedAt: formatTime(p.UpdatedAt),
+	})
+	if err != nil {
+		return fmt.Errorf("put profile of %s: %w", p.UserID, err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.cfg.ClubTable), Item: item}); err != nil {
+		return fmt.Errorf("put profile of %s: %w", p.UserID, err)
+	}
+	return nil
+}
+
+// Get reads a profile with a strongly consistent read.
+func (s *Profiles) Get(ctx context.Context, userID string) (profile.Profile, error) {
+	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(profileKey(userID)))
+	if err != nil {
+		return profile.Profile{}, fmt.Errorf("get profile of %s: %w", userID, err)
+	}
+	if !found {
+		return profile.Profile{}, fmt.Errorf("profile of %s: %w", userID, club.ErrNotFound)
+	}
+	var it profileItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return profile.Profile{}, fmt.Errorf("decode profile of %s: %w", userID, err)
+	}
+	updated, err := parseTime("updated_at", it.UpdatedAt)
+	if err != nil {
+		return profile.Profile{}, fmt.Errorf("decode profile of %s: %w", userID, err)
+	}
+	return profile.Profile{UserID: it.UserID, Email: it.Email, DisplayName: it.DisplayName, UpdatedAt: updated}, nil
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/clubdev/club/internal/club/projection"
+)
+
+// rosterItem is both the roster's meta item (sk "ROSTER", with as_of) and its
+// entries (sk "ROSTER#<enrollment id>").
+type rosterItem struct {
+	SK          string `dynamodbav:"sk"`
+	StudentID   string `dynamodbav:"student_id"`
+	EnrolledAt  string `dynamodbav:"enrolled_at"`
+	CancelledAt string `dynamodbav:"cancelled_at"`
+	AsOf        string `dynamodbav:"as_of"`
+}
+
+type statsItem struct {
+	EnrollmentsTotal   int64 `dynamodbav:"enrollments_total"`
+	CancellationsTotal int64 `dynamodbav:"cancellations_total"`
+}
+
+// Projections implements projection.Reader on the club table.
+type Projections struct{ *base }
+
+var _ projection.Reader = (*Projections)(nil)
+
+// Roster reads the class's partition for the meta item and every entry in one
+// paginated query (strongly consistent), and lists the entries that were
+// added and not removed.
+func (s *Projections) Roster(ctx context.Context, classID string) (projection.Roster, error) {
+	pk, metaSK := rosterMetaKey(classID)
+	r := projection.Roster{ClassID: classID, Students: []projection.Student{}}
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.cfg.ClubTable),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :prefix)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(pk), ":prefix": str(metaSK),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return projection.Roster{}, fmt.Errorf("roster of class %s: %w", classID, err)
+		}
+		for _, item := range out.Items {
+			var it rosterItem
+			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+				return projection.Roster{}, fmt.Errorf("decode roster of class %s: %w", classID, err)
+			}
+			switch {
+			case it.SK == metaSK:
+				if r.AsOf, err = parseTime("as_of", it.AsOf); err != nil {
+					return projection.Roster{}, fmt.Errorf("decode roster of class %s: %w", classID, err)
+				}
+			case strings.HasPrefix(it.SK, rosterEntryPrefix) && it.EnrolledAt != "" && it.CancelledAt == "":
+				at, err := parseTime("enrolled_at", it.EnrolledAt)
+				if err != nil {
+					return projection.Roster{}, fmt.Errorf("decode roster of class %s: %w", classID, err)
+				}
+				r.Students = append(r.Students, projection.Student{StudentID: it.StudentID, EnrolledAt: at})
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	projection.SortStudents(r.Students)
+	return r, nil
+}
+
+// Stats reads the class's counters (zero if no event was counted yet).
+func (s *Projections) Stats(ctx context.Context, classID string) (projection.Stats, error) {
+	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(statsKey(classID)))
+	if err != nil {
+		return projection.Stats{}, fmt.Errorf("stats of class %s: %w", classID, err)
+	}
+	st := projection.Stats{ClassID: classID}
+	if !found {
+		return st, nil
+	}
+	var it statsItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return projection.Stats{}, fmt.Errorf("decode stats of class %s: %w", classID, err)
+	}
+	st.EnrollmentsTotal, st.CancellationsTotal = it.EnrollmentsTotal, it.CancellationsTotal
+	return st, nil
+}
