@@ -116,7 +116,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 }
 
 // seen returns the Seen table's rows whose pk starts with prefix.
-func seen(t *testing.T, prefix string) []map[string]string {
+func seen(t testing.TB, prefix string) []map[string]string {
 	t.Helper()
 	out, err := env.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(env.stack.Tables["SeenTable"])})
 	require.NoError(t, err)
@@ -440,4 +440,44 @@ func TestHealthz(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// Bad input to the local cloud itself stops it with a message naming the
+// cause, before anything runs: no port stays claimed, no process starts.
+func TestBadInputStopsStartWithAClearMessage(t *testing.T) {
+	root := moduleRoot()
+	broken := filepath.Join(root, "internal/localcloud/testdata/broken")
+	tests := []struct {
+		name     string
+		template string
+		endpoint string
+		want     []string
+	}{
+		{"unsupported resource type", filepath.Join(broken, "unsupported-type.yaml"), "", []string{"Box", "AWS::EC2::Instance"}},
+		{"unsupported property", filepath.Join(broken, "unsupported-property.yaml"), "", []string{"Jobs", "ThroughputBoost"}},
+		{"function does not build", filepath.Join(broken, "template.yaml"), "", []string{"Broken", "not a number"}},
+		{"busy port", filepath.Join(broken, "template.yaml"), strings.TrimPrefix(env.stack.Endpoint, "http://"), []string{"cannot listen on " + strings.TrimPrefix(env.stack.Endpoint, "http://")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			endpoint := tt.endpoint
+			if endpoint == "" {
+				endpoint = freeAddr()
+			}
+			api := freeAddr()
+			_, err := localcloud.Start(context.Background(), localcloud.Config{
+				ModuleRoot: root, TemplatePath: tt.template, StateDir: t.TempDir(),
+				EndpointAddr: endpoint, APIAddr: api, NoSandboxes: true,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+			require.Error(t, err)
+			for _, w := range tt.want {
+				require.Contains(t, err.Error(), w)
+			}
+			// Nothing half-started: the API port is free again.
+			ln, err := net.Listen("tcp", api)
+			require.NoError(t, err, "the HTTP API port must be released")
+			ln.Close()
+		})
+	}
 }
