@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/clubdev/club/internal/localcloud/sqsquery"
 )
 
 // Routes are the handlers the local cloud provides itself. A nil handler
@@ -28,9 +30,12 @@ type Routes struct {
 
 // Front is the endpoint's http.Handler.
 type Front struct {
-	routes  Routes
-	kumo    http.Handler
-	counter *Counter
+	routes Routes
+	kumo   http.Handler
+	// fallback serves what no route claims: kumo, behind a translation of
+	// the SQS Query protocol that older CLIs speak and kumo does not.
+	fallback http.Handler
+	counter  *Counter
 }
 
 // New returns a front that proxies to the kumo server at kumoURL.
@@ -39,7 +44,8 @@ func New(kumoURL string, routes Routes, counter *Counter) (*Front, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Front{routes: routes, kumo: NewProxy(u), counter: counter}, nil
+	kumo := NewProxy(u)
+	return &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter}, nil
 }
 
 // NewProxy returns a reverse proxy to kumo that streams responses as they
@@ -101,7 +107,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case op.Service == "states":
 		f.serve(f.routes.StepFunctions, w, r)
 	default:
-		f.kumo.ServeHTTP(w, r)
+		f.fallback.ServeHTTP(w, r)
 	}
 }
 
