@@ -28,6 +28,9 @@ import (
 	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/localcloud/lambdart"
 	"github.com/clubdev/club/internal/localcloud/provision"
+	"github.com/clubdev/club/internal/localcloud/sfn"
+	sfnapi "github.com/clubdev/club/internal/localcloud/sfn/api"
+	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
 	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/stackfile"
 )
@@ -137,6 +140,7 @@ type Cloud struct {
 	counter  *front.Counter
 	streams  *ddbstream.Log
 	runtime  *lambdart.Runtime
+	sfn      *sfn.Service
 	endpoint *http.Server
 	gateway  *gateway.Gateway
 	issuer   *issuer.Issuer
@@ -233,27 +237,37 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		// that would only slow feedback down.
 		AsyncRetryDelays: []time.Duration{time.Second, 2 * time.Second},
 	})
+	awsCfg := AWSConfig(endpointURL)
+	// Step Functions runs in our executor; its service integrations call the
+	// front, so DynamoDB writes from a state machine are recorded too.
+	sfnResources := sfn.NewResources()
+	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
+	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
 	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter)
 	if err != nil {
 		return nil, err
 	}
 	f.SetRoutes(front.Routes{
-		Runtime:  c.runtime.RuntimeHandler(),
-		Invoke:   c.runtime.InvokeHandler(),
-		DynamoDB: ddbstream.NewRecorder(c.streams, f.Kumo(), ddbstream.WithLogger(c.log)),
-		Streams:  ddbstream.NewAPI(c.streams),
-		Control:  c.controlHandler(),
+		Runtime:       c.runtime.RuntimeHandler(),
+		Invoke:        c.runtime.InvokeHandler(),
+		DynamoDB:      ddbstream.NewRecorder(c.streams, f.Kumo(), ddbstream.WithLogger(c.log)),
+		Streams:       ddbstream.NewAPI(c.streams),
+		StepFunctions: sfnapi.NewHandler(c.sfn),
+		Control:       c.controlHandler(),
 	})
 	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(endpointLn) }()
 
-	awsCfg := AWSConfig(endpointURL)
 	res, err := provision.Apply(ctx, awsCfg, endpointURL, c.stack, provision.Options{})
 	if err != nil {
 		apiLn.Close()
 		return nil, fmt.Errorf("provision: %w", err)
 	}
 
+	if err := c.createStateMachines(ctx); err != nil {
+		apiLn.Close()
+		return nil, err
+	}
 	for _, fn := range c.stack.Functions {
 		if err := c.runtime.AddFunction(lambdart.FunctionConfig{
 			Name: fn.Name, Binary: binaries[fn.Source], Env: fn.Environment,
@@ -378,6 +392,9 @@ func (c *Cloud) Close() error {
 			c.cancel()
 		}
 		c.workers.Wait()
+		if c.sfn != nil {
+			c.sfn.Close()
+		}
 		if c.runtime != nil {
 			errs = append(errs, c.runtime.Stop())
 		}
@@ -481,6 +498,24 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 			}
 			c.streamPollers[key] = p
 			c.run(ctx, key, p.Run)
+		}
+	}
+	return nil
+}
+
+// createStateMachines creates the template's state machines in the local
+// executor (definitions already carry their substitutions). An invalid
+// definition stops the start with the executor's diagnostics.
+func (c *Cloud) createStateMachines(ctx context.Context) error {
+	for _, sm := range c.stack.StateMachines {
+		got, err := c.sfn.CreateStateMachine(ctx, sfn.CreateStateMachineInput{
+			Name: sm.Name, Definition: string(sm.Definition), RoleArn: sm.Role, Type: sm.Type,
+		})
+		if err != nil {
+			return fmt.Errorf("state machine %s: %w", sm.Source, err)
+		}
+		if got.ARN != sm.ARN {
+			return fmt.Errorf("state machine %s: created as %s, the template says %s", sm.Source, got.ARN, sm.ARN)
 		}
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	sfnsdk "github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
@@ -480,4 +482,41 @@ func TestBadInputStopsStartWithAClearMessage(t *testing.T) {
 			ln.Close()
 		})
 	}
+}
+
+func TestStepFunctionsCatchesANamedLambdaError(t *testing.T) {
+	ctx := context.Background()
+	client := sfnsdk.NewFromConfig(env.cfg)
+	run := func(input string) (string, []sfntypes.HistoryEventType) {
+		out, err := client.StartExecution(ctx, &sfnsdk.StartExecutionInput{
+			StateMachineArn: aws.String(env.stack.Outputs["HoldMachineArn"]), Input: aws.String(input),
+		})
+		require.NoError(t, err)
+		var desc *sfnsdk.DescribeExecutionOutput
+		eventually(t, 10*time.Second, "execution finished", func() bool {
+			desc, err = client.DescribeExecution(ctx, &sfnsdk.DescribeExecutionInput{ExecutionArn: out.ExecutionArn})
+			require.NoError(t, err)
+			return desc.Status != sfntypes.ExecutionStatusRunning
+		})
+		require.Equal(t, sfntypes.ExecutionStatusSucceeded, desc.Status)
+		hist, err := client.GetExecutionHistory(ctx, &sfnsdk.GetExecutionHistoryInput{ExecutionArn: out.ExecutionArn})
+		require.NoError(t, err)
+		var types []sfntypes.HistoryEventType
+		for _, e := range hist.Events {
+			types = append(types, e.Type)
+		}
+		return aws.ToString(desc.Output), types
+	}
+
+	out, hist := run(`{"seat":"A1"}`)
+	require.JSONEq(t, `{"seat":"A1","result":{"held":"A1"}}`, out)
+	require.Contains(t, hist, sfntypes.HistoryEventTypeTaskSucceeded)
+
+	out, hist = run(`{"seat":"B2","fail":true}`)
+	var got map[string]string
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Equal(t, "taken", got["outcome"], "caught by the Go error type's name")
+	require.Contains(t, got["cause"], "seat B2 is taken")
+	require.Contains(t, hist, sfntypes.HistoryEventTypeTaskFailed)
+	require.Contains(t, hist, sfntypes.HistoryEventTypePassStateEntered)
 }

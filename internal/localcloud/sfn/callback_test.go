@@ -1,0 +1,194 @@
+package sfn_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/localcloud/sfn"
+)
+
+const holdDefinition = `{
+  "StartAt": "WaitForPayment",
+  "States": {
+    "WaitForPayment": {
+      "Type": "Task",
+      "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+      "Parameters": {"QueueUrl": "q", "MessageBody": {"purchase.$": "$.purchase", "token.$": "$$.Task.Token"}},
+      "TimeoutSeconds": 900,
+      "ResultPath": "$.payment",
+      "Catch": [
+        {"ErrorEquals": ["States.Timeout"], "ResultPath": "$.error", "Next": "Expired"},
+        {"ErrorEquals": ["PaymentFailed"], "ResultPath": "$.error", "Next": "Declined"}
+      ],
+      "Next": "Confirmed"
+    },
+    "Confirmed": {"Type": "Pass", "Result": "confirmed", "ResultPath": "$.status", "End": true},
+    "Declined": {"Type": "Pass", "Result": "declined", "ResultPath": "$.status", "End": true},
+    "Expired": {"Type": "Pass", "Result": "expired", "ResultPath": "$.status", "End": true}
+  }
+}`
+
+// token waits for the task token a callback task handed to its handler.
+func token(t *testing.T, f *fakeTask) string {
+	t.Helper()
+	select {
+	case tok := <-f.tokens:
+		return tok
+	case <-time.After(5 * time.Second):
+		t.Fatal("no task token was handed out")
+		return ""
+	}
+}
+
+func TestCallbackSuccess(t *testing.T) {
+	t.Parallel()
+	e := manual(t)
+	queue := newFake(fakeResponse{Output: json.RawMessage(`{"MessageId":"m-1"}`)})
+	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-1"}`)
+
+	tok := token(t, queue)
+	var params struct {
+		MessageBody struct {
+			Purchase string `json:"purchase"`
+			Token    string `json:"token"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(queue.requests[0].Input, &params))
+	body := params.MessageBody
+	require.Equal(t, "p-1", body.Purchase)
+	require.Equal(t, tok, body.Token, "$$.Task.Token in Parameters is the token")
+
+	e.advance(10 * time.Minute) // within the 15-minute hold
+	require.NoError(t, e.svc.SendTaskSuccess(context.Background(), tok, `{"paid":true}`))
+	x := e.wait(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status)
+	require.JSONEq(t, `{"purchase":"p-1","payment":{"paid":true},"status":"confirmed"}`, x.Output)
+	require.Equal(t, []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted",
+		"TaskSucceeded", "TaskStateExited", "PassStateEntered", "PassStateExited", "ExecutionSucceeded"}, e.eventTypes(arn))
+
+	err := e.svc.SendTaskSuccess(context.Background(), tok, `{}`)
+	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeTaskTimedOut), "a closed task refuses a second callback")
+}
+
+func TestCallbackFailureIsCaughtByName(t *testing.T) {
+	t.Parallel()
+	e := manual(t) // with AutoAdvance the 15-minute timeout would win the race
+	queue := newFake()
+	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-2"}`)
+	require.NoError(t, e.svc.SendTaskFailure(context.Background(), token(t, queue), "PaymentFailed", "card declined"))
+	x := e.wait(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status)
+	require.JSONEq(t, `{"purchase":"p-2","error":{"Error":"PaymentFailed","Cause":"card declined"},"status":"declined"}`, x.Output)
+}
+
+// A 15-minute hold expires at once in virtual time, and a late callback is
+// refused as AWS refuses it.
+func TestFifteenMinuteHoldExpiresInstantly(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	queue := newFake()
+	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	began := time.Now()
+	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-3"}`)
+	x := e.wait(arn)
+	require.Less(t, time.Since(began), 2*time.Second)
+	require.Equal(t, sfn.StatusSucceeded, x.Status)
+	require.JSONEq(t, `{"purchase":"p-3","error":{"Error":"States.Timeout"},"status":"expired"}`, x.Output)
+	require.Equal(t, 15*time.Minute, x.StopDate.Sub(x.StartDate))
+	require.Contains(t, e.eventTypes(arn), sfn.EventTaskTimedOut)
+
+	err := e.svc.SendTaskSuccess(context.Background(), token(t, queue), `{}`)
+	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeTaskTimedOut))
+}
+
+const heartbeatDefinition = `{
+  "StartAt": "Work",
+  "States": {
+    "Work": {
+      "Type": "Task",
+      "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+      "Parameters": {"FunctionName": "worker", "Payload": {"token.$": "$$.Task.Token"}},
+      "HeartbeatSeconds": 60,
+      "TimeoutSeconds": 3600,
+      "End": true
+    }
+  }
+}`
+
+// A callback task that never heartbeats fails with States.HeartbeatTimeout
+// after HeartbeatSeconds.
+func TestHeartbeatlessCallbackTimesOut(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	worker := newFake()
+	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	arn := e.start(e.create("hb", heartbeatDefinition), `{}`)
+	x := e.wait(arn)
+	require.Equal(t, sfn.StatusFailed, x.Status)
+	require.Equal(t, "States.HeartbeatTimeout", x.Error)
+	require.Equal(t, time.Minute, x.StopDate.Sub(x.StartDate))
+	h, err := e.svc.GetExecutionHistory(context.Background(), arn)
+	require.NoError(t, err)
+	timedOut := h[len(h)-2]
+	require.Equal(t, sfn.EventTaskTimedOut, timedOut.Type)
+	require.Equal(t, "States.HeartbeatTimeout", timedOut.Details.Error)
+	require.Equal(t, "lambda", timedOut.Details.ResourceType)
+	require.Equal(t, "invoke.waitForTaskToken", timedOut.Details.Resource)
+}
+
+// Heartbeats keep a callback task alive past HeartbeatSeconds.
+func TestHeartbeatsKeepTaskAlive(t *testing.T) {
+	t.Parallel()
+	e := manual(t)
+	worker := newFake()
+	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	arn := e.start(e.create("hb", heartbeatDefinition), `{}`)
+	tok := token(t, worker)
+	ctx := context.Background()
+	for range 5 {
+		e.advance(50 * time.Second)
+		require.NoError(t, e.svc.SendTaskHeartbeat(ctx, tok))
+	}
+	x, err := e.svc.DescribeExecution(ctx, arn)
+	require.NoError(t, err)
+	require.Equal(t, sfn.StatusRunning, x.Status, "250 s with a heartbeat every 50 s")
+	require.NoError(t, e.svc.SendTaskSuccess(ctx, tok, `"done"`))
+	x = e.wait(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status)
+	require.Equal(t, `"done"`, x.Output)
+}
+
+// A handler may complete its own task before it returns, as a Lambda that
+// calls SendTaskSuccess synchronously does.
+func TestCallbackBeforeHandlerReturns(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", sfn.TaskFunc(func(ctx context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
+		if err := e.svc.SendTaskSuccess(ctx, req.TaskToken, `{"early":true}`); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(`{"StatusCode":200}`), nil
+	}))
+	x := e.wait(e.start(e.create("early", heartbeatDefinition), `{}`))
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	require.JSONEq(t, `{"early":true}`, x.Output)
+}
+
+func TestCallbackAPIErrors(t *testing.T) {
+	t.Parallel()
+	e := manual(t)
+	worker := newFake()
+	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	e.start(e.create("hb", heartbeatDefinition), `{}`)
+	tok := token(t, worker)
+	ctx := context.Background()
+	require.ErrorIs(t, e.svc.SendTaskSuccess(ctx, "not-a-token", `{}`), sfn.ErrCode(sfn.CodeInvalidToken))
+	require.ErrorIs(t, e.svc.SendTaskHeartbeat(ctx, "not-a-token"), sfn.ErrCode(sfn.CodeInvalidToken))
+	require.ErrorIs(t, e.svc.SendTaskSuccess(ctx, tok, `{not json`), sfn.ErrCode(sfn.CodeInvalidOutput))
+}
