@@ -206,7 +206,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	apiURL := "http://" + apiLn.Addr().String()
 	issuerURL := apiURL + "/issuer"
 
-	c.stack, err = loadTemplate(cfg, endpointURL)
+	c.stack, err = loadTemplate(c.cfg, endpointURL)
 	if err != nil {
 		endpointLn.Close()
 		apiLn.Close()

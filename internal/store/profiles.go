@@ -7,8 +7,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 )
 
@@ -22,18 +24,18 @@ type profileItem struct {
 	UpdatedAt   string `dynamodbav:"updated_at"`
 }
 
-// Profiles implements profile.Store on the club table.
+// Profiles implements profile.Store and enrollment.ProfileSeeder on the club
+// table.
 type Profiles struct{ *base }
 
-var _ profile.Store = (*Profiles)(nil)
+var (
+	_ profile.Store            = (*Profiles)(nil)
+	_ enrollment.ProfileSeeder = (*Profiles)(nil)
+)
 
 // Put replaces the profile (last write wins).
 func (s *Profiles) Put(ctx context.Context, p profile.Profile) error {
-	pk, sk := profileKey(p.UserID)
-	item, err := attributevalue.MarshalMap(profileItem{
-		PK: pk, SK: sk, Entity: "profile",
-		UserID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, UpdatedAt: formatTime(p.UpdatedAt),
-	})
+	item, err := marshalProfile(p)
 	if err != nil {
 		return fmt.Errorf("put profile of %s: %w", p.UserID, err)
 	}
@@ -41,6 +43,35 @@ func (s *Profiles) Put(ctx context.Context, p profile.Profile) error {
 		return fmt.Errorf("put profile of %s: %w", p.UserID, err)
 	}
 	return nil
+}
+
+// CreateIfAbsent puts the profile only if the user has none (a conditional
+// put), so a default never overwrites the user's own choice.
+func (s *Profiles) CreateIfAbsent(ctx context.Context, p profile.Profile) (bool, error) {
+	item, err := marshalProfile(p)
+	if err != nil {
+		return false, fmt.Errorf("create profile of %s: %w", p.UserID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.cfg.ClubTable),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create profile of %s: %w", p.UserID, err)
+	}
+	return true, nil
+}
+
+func marshalProfile(p profile.Profile) (map[string]types.AttributeValue, error) {
+	pk, sk := profileKey(p.UserID)
+	return attributevalue.MarshalMap(profileItem{
+		PK: pk, SK: sk, Entity: "profile",
+		UserID: p.UserID, Email: p.Email, DisplayName: p.DisplayName, UpdatedAt: formatTime(p.UpdatedAt),
+	})
 }
 
 // Get reads a profile with a strongly consistent read.

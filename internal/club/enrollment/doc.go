@@ -15,6 +15,15 @@
 // club.ErrIdempotencyKeyReused. A concurrent duplicate (a double click) loses
 // the transaction on the idempotency record and is answered as a replay.
 //
+// # First profile
+//
+// A student who has never set a profile (PUT /me/profile) gets one on
+// enrolling, made from the e-mail claim of the token (profile.FromToken), so
+// that the notifier finds an address under the current address policy. It is
+// created before the enrollment is committed, because the notifier may look
+// for it as soon as the event leaves the outbox, and only if absent, so it
+// never overwrites the student's own choice (see [ProfileSeeder]).
+//
 // # Cancelling
 //
 // [Service.Cancel] commits the status change (only from enrolled), the freed

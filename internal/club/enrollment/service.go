@@ -65,6 +65,16 @@ type ClassFinder interface {
 	Get(ctx context.Context, id string) (class.Class, error)
 }
 
+// ProfileSeeder gives a student a first profile; the profile stores of
+// package store and memstore implement it.
+type ProfileSeeder interface {
+	profile.Finder
+	// CreateIfAbsent stores p only if p.UserID has no profile yet and reports
+	// whether it did. It never replaces a profile: one the user set with
+	// PUT /me/profile wins over a default, even when the two race.
+	CreateIfAbsent(ctx context.Context, p profile.Profile) (created bool, err error)
+}
+
 // Deps are the Service's collaborators and settings.
 type Deps struct {
 	Store       Store
@@ -74,6 +84,11 @@ type Deps struct {
 	// profile.PolicyAtEnrollment.
 	Policy   profile.AddressPolicy
 	Profiles profile.Finder
+	// SeedProfiles, if set, gives a student who has no profile yet one made
+	// from the token's e-mail claim (profile.FromToken) on enrollment, so
+	// that notifications have an address under the current policy. It is
+	// also used for the at_enrollment policy's reads when Profiles is nil.
+	SeedProfiles ProfileSeeder
 	// Now and NewID default to the wall clock (UTC) and random UUIDs.
 	Now   func() time.Time
 	NewID func() string
@@ -86,6 +101,7 @@ type Service struct {
 	idem     idempotency.Store
 	policy   profile.AddressPolicy
 	profiles profile.Finder
+	seeder   ProfileSeeder
 	now      func() time.Time
 	newID    func() string
 }
@@ -106,13 +122,16 @@ func NewService(d Deps) (*Service, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("enrollment service: %w", err))
 	}
+	if d.Profiles == nil && d.SeedProfiles != nil {
+		d.Profiles = d.SeedProfiles
+	}
 	if policy == profile.PolicyAtEnrollment && d.Profiles == nil {
 		errs = append(errs, errors.New("enrollment service: Profiles is required by the at_enrollment address policy"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &Service{store: d.Store, classes: d.Classes, idem: d.Idempotency, policy: policy, profiles: d.Profiles, now: d.Now, newID: d.NewID}
+	s := &Service{store: d.Store, classes: d.Classes, idem: d.Idempotency, policy: policy, profiles: d.Profiles, seeder: d.SeedProfiles, now: d.Now, newID: d.NewID}
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
@@ -126,8 +145,9 @@ func NewService(d Deps) (*Service, error) {
 type EnrollRequest struct {
 	ClassID   string
 	StudentID string // from the verified token, never from the body
-	// TokenEmail is the e-mail claim of the token. Under the at_enrollment
-	// policy it is captured when the student has no profile yet.
+	// TokenEmail is the e-mail claim of the token. When the student has no
+	// profile yet it becomes the first profile (with Deps.SeedProfiles) and,
+	// under the at_enrollment policy, the captured address.
 	TokenEmail string
 	// IdempotencyKey and RequestFingerprint (see idempotency.Fingerprint)
 	// identify the request for replays.
@@ -185,11 +205,13 @@ func (s *Service) Enroll(ctx context.Context, req EnrollRequest) (EnrollResult, 
 	if err != nil {
 		return EnrollResult{}, fmt.Errorf("enroll: %w", err)
 	}
+	// Before the commit: once the event is in the outbox the notifier may
+	// look for the student's address within milliseconds.
+	addr, err := s.prepareProfile(ctx, req)
+	if err != nil {
+		return EnrollResult{}, err
+	}
 	if s.policy == profile.PolicyAtEnrollment {
-		addr, err := s.addressNow(ctx, req)
-		if err != nil {
-			return EnrollResult{}, err
-		}
 		e.CaptureAddress(addr)
 	}
 	startsAt := c.StartsAt()
@@ -228,20 +250,42 @@ func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {
 	return EnrollResult{Response: resp, Replayed: true}, nil
 }
 
-// addressNow is the address to capture under the at_enrollment policy: the
-// profile's, else the token's. Without either the enrollment still succeeds
-// (a seat must not depend on mail); the notifier will find no address and
+// prepareProfile applies the profile rules of an enrollment and returns the
+// address to capture under the at_enrollment policy: the profile's, else the
+// token's. With a seeder, a student without a profile gets one made from the
+// token's e-mail (a failed enrollment may leave it behind: it is the
+// student's own verified address). Without any address the enrollment still
+// succeeds (a seat must not depend on mail); the notifier will find none and
 // record the notification as failed.
-func (s *Service) addressNow(ctx context.Context, req EnrollRequest) (string, error) {
+func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string, error) {
+	if s.seeder == nil && s.policy != profile.PolicyAtEnrollment {
+		return "", nil // nothing to read
+	}
 	p, err := s.profiles.Get(ctx, req.StudentID)
 	switch {
 	case err == nil:
 		return p.Email, nil
-	case errors.Is(err, club.ErrNotFound):
+	case !errors.Is(err, club.ErrNotFound):
+		return "", fmt.Errorf("enroll: read profile of %s: %w", req.StudentID, err)
+	case s.seeder == nil:
 		return req.TokenEmail, nil
-	default:
+	}
+	first, err := profile.FromToken(req.StudentID, req.TokenEmail, s.now())
+	if err != nil {
+		return req.TokenEmail, nil // the token has no usable address: nothing to seed
+	}
+	created, err := s.seeder.CreateIfAbsent(ctx, first)
+	if err != nil {
+		return "", fmt.Errorf("enroll: create the first profile of %s: %w", req.StudentID, err)
+	}
+	if created {
+		return first.Email, nil
+	}
+	// A concurrent PUT /me/profile won: its address is the student's choice.
+	if p, err = s.profiles.Get(ctx, req.StudentID); err != nil {
 		return "", fmt.Errorf("enroll: read profile of %s: %w", req.StudentID, err)
 	}
+	return p.Email, nil
 }
 
 // Get returns an enrollment the caller may see (its student or the class's

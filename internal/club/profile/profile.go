@@ -55,6 +55,23 @@ func New(userID, email, displayName string, now time.Time) (Profile, error) {
 	return Profile{UserID: userID, Email: email, DisplayName: displayName, UpdatedAt: now.UTC()}, nil
 }
 
+// FromToken builds the profile a user has until setting one with
+// PUT /me/profile: the e-mail claim of the user's verified token, with the
+// address's local part as display name (the token carries no better name).
+// The error is a *club.ValidationError when the claim is not a usable
+// address.
+func FromToken(userID, email string, now time.Time) (Profile, error) {
+	email = strings.TrimSpace(email)
+	name := email
+	if at := strings.LastIndexByte(email, '@'); at > 0 {
+		name = email[:at]
+	}
+	if utf8.RuneCountInString(name) > MaxDisplayNameLength {
+		name = string([]rune(name)[:MaxDisplayNameLength])
+	}
+	return New(userID, email, name, now)
+}
+
 // Store keeps profiles.
 type Store interface {
 	// Put creates or replaces the profile of p.UserID (last write wins).

@@ -241,16 +241,29 @@ func cloneRecord(r idempotency.Record) idempotency.Record {
 	return r
 }
 
-// Profiles implements profile.Store.
+// Profiles implements profile.Store and enrollment.ProfileSeeder.
 type Profiles struct{ d *db }
 
-var _ profile.Store = (*Profiles)(nil)
+var (
+	_ profile.Store            = (*Profiles)(nil)
+	_ enrollment.ProfileSeeder = (*Profiles)(nil)
+)
 
 func (s *Profiles) Put(_ context.Context, p profile.Profile) error {
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
 	s.d.profiles[p.UserID] = p
 	return nil
+}
+
+func (s *Profiles) CreateIfAbsent(_ context.Context, p profile.Profile) (bool, error) {
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	if _, ok := s.d.profiles[p.UserID]; ok {
+		return false, nil
+	}
+	s.d.profiles[p.UserID] = p
+	return true, nil
 }
 
 func (s *Profiles) Get(_ context.Context, userID string) (profile.Profile, error) {

@@ -29,12 +29,18 @@ type EnrollmentStore interface {
 	enrollment.NotificationStore
 }
 
+// ProfileStore is what the profile suite needs from one implementation.
+type ProfileStore interface {
+	profile.Store
+	enrollment.ProfileSeeder
+}
+
 // Ports is one implementation of every port, over one shared state.
 type Ports struct {
 	Classes     class.Repository
 	Enrollments EnrollmentStore
 	Idempotency idempotency.Store
-	Profiles    profile.Store
+	Profiles    ProfileStore
 	Inbox       projection.Inbox
 	Projections projection.Reader
 	Outbox      outbox.Store
@@ -650,8 +656,31 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 	})
 }
 
-// RunProfileStore checks profile.Store.
+// RunProfileStore checks profile.Store and enrollment.ProfileSeeder.
 func RunProfileStore(t *testing.T, newPorts Factory) {
+	t.Run("create if absent never overwrites", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		seeded, err := profile.FromToken("u-1", "ann@example.com", time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
+		created, err := p.Profiles.CreateIfAbsent(ctx, seeded)
+		require.NoError(t, err)
+		require.True(t, created)
+		got, err := p.Profiles.Get(ctx, "u-1")
+		require.NoError(t, err)
+		require.Equal(t, seeded, got)
+
+		chosen, err := profile.New("u-1", "ann@example.org", "Ann B.", time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
+		require.NoError(t, err)
+		require.NoError(t, p.Profiles.Put(ctx, chosen))
+		created, err = p.Profiles.CreateIfAbsent(ctx, seeded)
+		require.NoError(t, err)
+		require.False(t, created)
+		got, err = p.Profiles.Get(ctx, "u-1")
+		require.NoError(t, err)
+		require.Equal(t, chosen, got, "the user's own profile is kept")
+	})
 	t.Run("put, replace, get", func(t *testing.T) {
 		t.Parallel()
 		p := newPorts(t)

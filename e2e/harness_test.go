@@ -1,0 +1,252 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/issuer"
+	"github.com/clubdev/club/internal/stackfile"
+)
+
+// stack is the deployed stack under test and how to reach it.
+var stack struct {
+	file   *stackfile.Stack
+	issuer *issuer.Issuer
+	aws    aws.Config
+	sqs    *sqs.Client
+}
+
+// runID keeps the ids of one run apart from another's on a shared stack.
+var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+// runMain targets the stack named by CLUB_STACK_FILE (LocalStack, AWS) or,
+// by default, starts the embedded local cloud with infra/template.yaml.
+func runMain(m *testing.M) int {
+	path := os.Getenv("CLUB_STACK_FILE")
+	if path == "" {
+		dir, err := os.MkdirTemp("", "club-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		root := moduleRoot()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		logs := io.Discard
+		if os.Getenv("CLUB_E2E_VERBOSE") != "" {
+			logs = os.Stderr
+		}
+		cloud, err := localcloud.Start(ctx, localcloud.Config{
+			ModuleRoot:     root,
+			TemplatePath:   filepath.Join(root, "infra/template.yaml"),
+			StateDir:       dir,
+			EndpointAddr:   freeAddr(),
+			APIAddr:        freeAddr(),
+			MailAddr:       freeAddr(),
+			PaymentAddr:    freeAddr(),
+			ScheduleSpeed:  10,
+			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+			FunctionOutput: logs,
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "start local cloud:", err)
+			return 1
+		}
+		defer func() {
+			if err := cloud.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "stop local cloud:", err)
+			}
+		}()
+		path = cloud.StackFile()
+	}
+	f, err := stackfile.Load(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stack.file = f
+	if f.IssuerKeyFile != "" {
+		key, err := issuer.LoadKey(f.IssuerKeyPath(path))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if stack.issuer, err = issuer.New(f.IssuerURL, key); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	stack.aws = localcloud.AWSConfig(f.Endpoint)
+	stack.sqs = sqs.NewFromConfig(stack.aws)
+	return m.Run()
+}
+
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..")
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var seq atomic.Int64
+
+// id returns an identifier unique to this run.
+func id(prefix string) string { return fmt.Sprintf("%s-%s-%d", prefix, runID, seq.Add(1)) }
+
+// user is a caller of the HTTP API.
+type user struct {
+	sub, role, email string
+	token            string
+}
+
+func newUser(t *testing.T, role string) user {
+	t.Helper()
+	require.NotNil(t, stack.issuer, "this stack has no local issuer: set tokens up for it")
+	sub := id(role)
+	u := user{sub: sub, role: role, email: sub + "@example.com"}
+	tok, err := stack.issuer.Sign(issuer.Claims{
+		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: []string{role},
+	}, time.Hour)
+	require.NoError(t, err)
+	u.token = tok
+	return u
+}
+
+// response is an HTTP answer with its JSON body decoded.
+type response struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+func (r response) errorCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func (r response) str(key string) string {
+	s, _ := r.body[key].(string)
+	return s
+}
+
+// call sends a request to the HTTP API as u (no Authorization when u is the
+// zero user). headers alternate name, value.
+func call(t *testing.T, u user, method, path string, body any, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, stack.file.APIURL+path, rd)
+	require.NoError(t, err)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if u.token != "" {
+		req.Header.Set("Authorization", "Bearer "+u.token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	r := response{status: resp.StatusCode, header: resp.Header, raw: raw}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// sandbox talks to a sandbox's HTTP API.
+func sandbox(t *testing.T, base, method, path string, body any) map[string]any {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		buf, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300, "%s %s", method, path)
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return out
+}
+
+// mailTo lists the messages the mail provider accepted for an address.
+func mailTo(t *testing.T, addr string) []map[string]any {
+	t.Helper()
+	out := sandbox(t, stack.file.MailURL, http.MethodGet, "/v1/messages?to="+addr, nil)
+	var msgs []map[string]any
+	list, _ := out["messages"].([]any)
+	for _, m := range list {
+		msgs = append(msgs, m.(map[string]any))
+	}
+	return msgs
+}
+
+// setMailFaults switches the mail sandbox's fault mode for the rest of the
+// test. Tests that change faults must not run in parallel with others.
+func setMailFaults(t *testing.T, faults map[string]any) {
+	t.Helper()
+	sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", faults)
+	t.Cleanup(func() {
+		sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+	})
+}

@@ -1,0 +1,71 @@
+// Command api is the Club backend's HTTP API (SPEC §5) behind API Gateway's
+// HTTP API and its JWT authorizer: classes, enrollments (idempotent create,
+// get, cancel), the teacher's roster and counters, the caller's profile and
+// /healthz. Package internal/api does the work; this program only wires it
+// to DynamoDB. An enrollment is answered right after its transaction
+// commits; the confirmation e-mail follows through the outbox.
+//
+// Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
+// ADDRESS_POLICY, …) and, optionally, AWS_LAMBDA_LOG_LEVEL.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/clubdev/club/internal/api"
+	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/store"
+)
+
+// functionName labels log lines.
+const functionName = "api"
+
+func main() {
+	cfg, cfgErr := loadConfig(os.Getenv)
+	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: functionName})
+	if cfgErr != nil {
+		logger.Error("invalid configuration", obs.Err(cfgErr))
+		os.Exit(1)
+	}
+	h, err := build(context.Background(), cfg, logger)
+	if err != nil {
+		logger.Error("start", obs.Err(err))
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+// build loads the AWS configuration once (AWS_ENDPOINT_URL points it at an
+// emulator) and assembles the handler over the DynamoDB store.
+func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	enrollments, err := enrollment.NewService(enrollment.Deps{
+		Store: st.Enrollments, Classes: st.Classes, Idempotency: st.Idempotency,
+		Policy: cfg.AddressPolicy, Profiles: st.Profiles,
+		// A student's first enrollment creates a profile from the token's
+		// e-mail, so that the notifier has an address to send to.
+		SeedProfiles: st.Profiles,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Deps{
+		Classes: st.Classes, Enrollments: enrollments, Projections: st.Projections, Profiles: st.Profiles,
+		Logger: logger,
+	})
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/profile"
+	"github.com/clubdev/club/internal/mail"
+	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/sqsconsumer"
+)
+
+// Dead-letter codes of the notifier, beside sqsconsumer's defaults.
+const (
+	codeNoAddress          = "no_address"
+	codeEnrollmentNotFound = "enrollment_not_found"
+	codeMailRejected       = "mail_rejected"
+)
+
+// batchConcurrency: the notifications of a batch are independent, so all ten
+// go out at once. Sequentially, a slow provider (2 s a call) would hold a
+// batch for 20 s, close to the function timeout; the provider's rate limit
+// (429 with Retry-After) protects it from the burst.
+const batchConcurrency = 10
+
+// Handler turns SQS batches of the notifications queue into Notify calls.
+type Handler struct {
+	consumer *sqsconsumer.Consumer
+	notifier *Notifier
+}
+
+// newHandler wires the consumer of the notifications queue; queue carries
+// the queue settings (URLs, MaxReceiveCount).
+func newHandler(queue sqsconsumer.Config, client sqsconsumer.SQS, n *Notifier, logger *slog.Logger) (*Handler, error) {
+	queue.Name = functionName
+	queue.Concurrency = batchConcurrency
+	c, err := sqsconsumer.New(queue, client, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{consumer: c, notifier: n}, nil
+}
+
+// Handle processes one batch and reports the messages to retry; it never
+// fails as a whole (see sqsconsumer.Consumer.Process).
+func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		ctx = obs.WithAttrs(ctx, obs.RequestID(lc.AwsRequestID))
+	}
+	return h.consumer.Process(ctx, ev, h.handleMessage), nil
+}
+
+func (h *Handler) handleMessage(ctx context.Context, m sqsconsumer.Message) error {
+	env, err := events.Decode([]byte(m.Body))
+	if err != nil {
+		return err // permanent: the consumer dead-letters it with the decoding error as reason
+	}
+	if m.Attribute(sqsconsumer.AttrEventID) == "" {
+		ctx = obs.WithAttrs(ctx, obs.EventID(env.EventID))
+	}
+	return toConsumer(h.notifier.Notify(ctx, env, m.LastAttempt))
+}
+
+// toConsumer maps the notifier's permanent causes and the provider's
+// Retry-After to the consumer's classification; the rest (events sentinels,
+// transient errors) the consumer classifies itself.
+func toConsumer(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, profile.ErrNoAddress):
+		return sqsconsumer.Permanent(codeNoAddress, err)
+	case errors.Is(err, club.ErrNotFound):
+		return sqsconsumer.Permanent(codeEnrollmentNotFound, err)
+	case errors.Is(err, mail.ErrRejected):
+		return sqsconsumer.Permanent(codeMailRejected, err)
+	}
+	if d, ok := mail.RetryAfter(err); ok {
+		return sqsconsumer.RetryAfter(d, err)
+	}
+	return err
+}

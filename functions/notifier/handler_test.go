@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/club/profile"
+	mailsandbox "github.com/clubdev/club/internal/sandbox/mail"
+	"github.com/clubdev/club/internal/sqsconsumer/sqsconsumertest"
+)
+
+// TestOneMailPerEventUnderDuplicateDeliveries: every event delivered twice in
+// one batch and the whole batch delivered again sends exactly one mail per
+// event, to the right address, under the key derived from the event id.
+func TestOneMailPerEventUnderDuplicateDeliveries(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	students := []student{
+		f.enrollStudent(t, "ada@example.com"),
+		f.enrollStudent(t, "grace@example.com"),
+		f.enrollStudent(t, "linus@example.com"),
+	}
+	var batch []lambdaevents.SQSMessage
+	for _, s := range students {
+		batch = append(batch, f.delivery(s.body, 1), f.delivery(s.body, 1))
+	}
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, batch...)))
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, batch...)), "a replayed batch")
+
+	msgs := f.sandbox.Messages("")
+	require.Len(t, msgs, len(students))
+	for _, s := range students {
+		to := f.sandbox.Messages(s.email)
+		require.Len(t, to, 1, s.email)
+		require.Equal(t, "notify-"+s.event.EventID, to[0].IdempotencyKey)
+		require.Contains(t, to[0].Text, f.class.ID())
+		require.Contains(t, to[0].Text, "Sunday, 15 March 2026 at 17:00 UTC", "version 2 events say when the class starts")
+
+		n := f.notification(t, s)
+		require.Equal(t, enrollment.NotificationSent, n.Status())
+		require.Equal(t, enrolledAt.Add(latency), n.SentAt())
+		require.LessOrEqual(t, n.Attempts(), 2, "attempts after the mail was recorded as sent are skipped")
+	}
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestProviderErrorsKeepPendingUntilRecovery: while the provider fails, the
+// notification stays pending and the message is retried with backoff; after
+// recovery it is sent once, under the same key.
+func TestProviderErrorsKeepPendingUntilRecovery(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	for receive := 1; receive <= 3; receive++ {
+		d := f.delivery(s.body, receive)
+		require.Equal(t, []string{d.MessageId}, sqsconsumertest.FailedIDs(f.deliver(t, d)))
+		delay, ok := f.sqs.Visibility(d.MessageId)
+		require.True(t, ok, "the retry delay is set")
+		require.GreaterOrEqual(t, delay, time.Second)
+		require.LessOrEqual(t, delay, time.Duration(1<<(receive-1))*time.Second, "exponential backoff, jittered")
+		n := f.notification(t, s)
+		require.Equal(t, enrollment.NotificationPending, n.Status())
+		require.Equal(t, receive, n.Attempts())
+	}
+	require.Empty(t, f.sandbox.Messages(""))
+
+	f.faults(t, mailsandbox.FaultNone)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 4))))
+	msgs := f.sandbox.Messages("")
+	require.Len(t, msgs, 1)
+	require.Equal(t, "notify-"+s.event.EventID, msgs[0].IdempotencyKey)
+	require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status())
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestLostAnswerIsUnknownThenResolvedWithoutSecondMail: the provider accepts
+// and drops the connection on a reused keep-alive connection. The status is
+// unknown (never failed, never sent twice); the retry with the same key
+// resolves it and the provider holds one message for the event.
+func TestLostAnswerIsUnknownThenResolvedWithoutSecondMail(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	warmUp := f.enrollStudent(t, "grace@example.com")
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(warmUp.body, 1))))
+
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultAcceptThenDrop)
+	d := f.delivery(s.body, 1)
+	require.Equal(t, []string{d.MessageId}, sqsconsumertest.FailedIDs(f.deliver(t, d)))
+	require.Equal(t, enrollment.NotificationUnknown, f.notification(t, s).Status())
+	require.Len(t, f.sandbox.Messages(s.email), 1, "the provider has it, the notifier cannot know")
+	require.Zero(t, f.sandbox.Stats().Duplicates, "the HTTP client did not resend it on its own")
+
+	f.faults(t, mailsandbox.FaultNone)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 2))))
+	require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status())
+	require.Len(t, f.sandbox.Messages(s.email), 1, "one message in total")
+	require.EqualValues(t, 1, f.sandbox.Stats().Duplicates, "the retry was answered from the key")
+}
+
+// TestRateLimitHonoursRetryAfter: a 429 delays the message by the provider's
+// Retry-After (plus at most a second of jitter), not by the short backoff.
+func TestRateLimitHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{sandbox: mailsandbox.Options{RatePerSecond: 0.25}}) // one token, the next in 4 s (frozen clock)
+	a := f.enrollStudent(t, "ada@example.com")
+	b := f.enrollStudent(t, "grace@example.com")
+	da, db := f.delivery(a.body, 1), f.delivery(b.body, 1)
+
+	failed := sqsconsumertest.FailedIDs(f.deliver(t, da, db))
+	require.Len(t, failed, 1, "one got the token, the other a 429")
+	delay, ok := f.sqs.Visibility(failed[0])
+	require.True(t, ok)
+	require.GreaterOrEqual(t, delay, 4*time.Second)
+	require.LessOrEqual(t, delay, 5*time.Second)
+
+	limited := a
+	if failed[0] == da.MessageId {
+		require.Equal(t, enrollment.NotificationSent, f.notification(t, b).Status())
+	} else {
+		limited = b
+		require.Equal(t, enrollment.NotificationSent, f.notification(t, a).Status())
+	}
+	require.Equal(t, enrollment.NotificationPending, f.notification(t, limited).Status())
+	require.Len(t, f.sandbox.Messages(""), 1)
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestBadMessagesAreDeadLetteredWhileTheBatchGoesOn: an unknown version, a
+// malformed body and an unknown type reach the DLQ with a reason; the other
+// messages of the batch are sent.
+func TestBadMessagesAreDeadLetteredWhileTheBatchGoesOn(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	a := f.enrollStudent(t, "ada@example.com")
+	b := f.enrollStudent(t, "grace@example.com")
+	v9 := strings.Replace(a.body, `"schema_version":2`, `"schema_version":9`, 1)
+	require.NotEqual(t, a.body, v9)
+	unknownType := strings.Replace(b.body, `"type":"enrollment.created"`, `"type":"enrollment.teleported"`, 1)
+	require.NotEqual(t, b.body, unknownType)
+
+	batch := []lambdaevents.SQSMessage{
+		f.delivery(a.body, 1), f.delivery(v9, 1), f.delivery(`{"event_id":`, 1), f.delivery(unknownType, 3), f.delivery(b.body, 1),
+	}
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, batch...)))
+	require.Len(t, f.sandbox.Messages(""), 2, "the good messages of the batch were sent")
+
+	dead := map[string]sqsconsumertest.DeadLetter{}
+	for _, dl := range f.sqs.DeadLetters() {
+		dead[dl.Attributes["dlq_code"]] = dl
+	}
+	require.Len(t, dead, 3)
+	require.Equal(t, v9, dead["unsupported_version"].Body)
+	require.Contains(t, dead["unsupported_version"].Attributes["dlq_reason"], "enrollment.created version 9")
+	require.Equal(t, batch[1].MessageId, dead["unsupported_version"].Attributes["original_message_id"])
+	require.Equal(t, `{"event_id":`, dead["malformed_event"].Body)
+	require.Equal(t, "3", dead["unknown_event_type"].Attributes["receive_count"])
+	for _, dl := range dead {
+		require.Equal(t, "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-dlq", dl.QueueURL)
+		require.Equal(t, "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications", dl.Attributes["source_queue"])
+	}
+}
+
+func TestNoAddressFailsPermanently(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	s := f.enrollStudent(t, "") // never set a profile
+	d := f.delivery(s.body, 1)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, d)), "not retried")
+
+	require.Equal(t, enrollment.NotificationFailed, f.notification(t, s).Status())
+	dead := f.sqs.DeadLetters()
+	require.Len(t, dead, 1)
+	require.Equal(t, "no_address", dead[0].Attributes["dlq_code"])
+	require.Contains(t, dead[0].Attributes["dlq_reason"], "no e-mail address")
+	require.Equal(t, s.event.EventID, dead[0].Attributes["event_id"])
+	require.Empty(t, f.sandbox.Messages(""))
+}
+
+// TestAddressPolicy: the mail goes to the current profile address or to the
+// address captured at enrollment, as configured.
+func TestAddressPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		policy profile.AddressPolicy
+		want   string
+	}{
+		{profile.PolicyCurrent, "ada.new@example.com"},
+		{profile.PolicyAtEnrollment, "ada@example.com"},
+	} {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, options{policy: tt.policy})
+			s := f.enrollStudent(t, "ada@example.com")
+			p, err := profile.New(s.id, "ada.new@example.com", "Ada", enrolledAt)
+			require.NoError(t, err)
+			require.NoError(t, f.store.Profiles.Put(context.Background(), p)) // changed after enrolling
+
+			require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 1))))
+			msgs := f.sandbox.Messages("")
+			require.Len(t, msgs, 1)
+			require.Equal(t, tt.want, msgs[0].To)
+		})
+	}
+}
+
+// TestAddressChangeAfterLostAnswer: the answer to the first attempt was lost
+// and the student changed the address before the retry. The provider already
+// holds the event's message (to the old address) and refuses the key with
+// another payload; the notifier records the truth (sent) instead of sending
+// a second mail or declaring a failure.
+func TestAddressChangeAfterLostAnswer(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultAcceptThenDrop)
+	require.Len(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 1))), 1)
+	require.Equal(t, enrollment.NotificationUnknown, f.notification(t, s).Status())
+
+	p, err := profile.New(s.id, "ada.new@example.com", "Ada", enrolledAt)
+	require.NoError(t, err)
+	require.NoError(t, f.store.Profiles.Put(context.Background(), p))
+	f.faults(t, mailsandbox.FaultNone)
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 2))))
+	require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status())
+	msgs := f.sandbox.Messages("")
+	require.Len(t, msgs, 1)
+	require.Equal(t, "ada@example.com", msgs[0].To)
+	require.EqualValues(t, 1, f.sandbox.Stats().Conflicts)
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestLastAttemptGivesUp: when the last allowed delivery fails transiently,
+// a pending notification becomes failed and the message reaches the DLQ with
+// a reason; an unknown one stays unknown (the provider may have it).
+func TestLastAttemptGivesUp(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fault mailsandbox.FaultMode
+		want  enrollment.NotificationStatus
+	}{
+		{mailsandbox.FaultError, enrollment.NotificationFailed},
+		{mailsandbox.FaultAcceptThenDrop, enrollment.NotificationUnknown},
+	} {
+		t.Run(string(tt.fault), func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, options{})
+			s := f.enrollStudent(t, "ada@example.com")
+			f.faults(t, tt.fault)
+			require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, maxReceiveCount))))
+			require.Equal(t, tt.want, f.notification(t, s).Status())
+			dead := f.sqs.DeadLetters()
+			require.Len(t, dead, 1)
+			require.Equal(t, "retries_exhausted", dead[0].Attributes["dlq_code"])
+			require.Equal(t, fmt.Sprint(maxReceiveCount), dead[0].Attributes["receive_count"])
+		})
+	}
+}
+
+func TestOtherEventTypesAreIgnored(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	cancelled, err := events.New(events.NewID(), enrolledAt, events.EnrollmentCancelled{EnrollmentID: "e-1", ClassID: "c-1", StudentID: "s-1"})
+	require.NoError(t, err)
+	body, err := jsonOf(cancelled)
+	require.NoError(t, err)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(body, 1))))
+	require.Empty(t, f.sandbox.Messages(""))
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestObservability: the latency metric is now − occurred_at, log lines
+// carry the ids, and no log line carries an e-mail address.
+func TestObservability(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	s := f.enrollStudent(t, "ada.lovelace@example.com")
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 1))))
+
+	var latencies []any
+	for _, line := range f.metrics.lines(t) {
+		if v, ok := line[MetricNotificationLatency]; ok {
+			latencies = append(latencies, v)
+			require.Equal(t, s.event.EventID, line["event_id"])
+			require.Equal(t, functionName, line["Function"])
+		}
+	}
+	require.Len(t, latencies, 1)
+	require.Contains(t, []any{float64(1500), []any{float64(1500)}}, latencies[0], "milliseconds from occurred_at")
+
+	var sent map[string]any
+	for _, line := range f.logs.lines(t) {
+		if line["msg"] == "notification sent" {
+			sent = line
+		}
+	}
+	require.NotNil(t, sent)
+	require.Equal(t, s.event.EventID, sent["event_id"])
+	require.Equal(t, s.enrollmentID, sent["enrollment_id"])
+	require.Equal(t, f.class.ID(), sent["class_id"])
+	require.Equal(t, "a***@example.com", sent["to"])
+	require.NotContains(t, f.logs.String(), s.email)
+}

@@ -1,0 +1,80 @@
+// Command outbox-sweeper runs every minute (SPEC §1.14, §2). Under a lease,
+// so that one sweeper works at a time, it republishes outbox rows still
+// pending SWEEP_AFTER after they were written (the stream relay failed or gave
+// up on them), with their original event_id, and marks them published; at
+// most SWEEP_LIMIT rows per run, stopping before its lease expires. It never
+// deletes a row, and it logs and reports (EMF) the age of the oldest pending
+// row: a promise not kept yet.
+//
+// Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
+// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, SWEEP_AFTER, and optionally
+// SWEEP_LIMIT, SWEEP_LEASE_TTL and SNS_PUBLISH_BATCH.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/relay"
+	"github.com/clubdev/club/internal/store"
+)
+
+// functionName labels log lines and metrics.
+const functionName = "outbox-sweeper"
+
+func main() {
+	cfg, cfgErr := loadConfig(os.Getenv)
+	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: functionName})
+	if cfgErr != nil {
+		logger.Error("invalid configuration", obs.Err(cfgErr))
+		os.Exit(1)
+	}
+	h, err := build(context.Background(), cfg, logger)
+	if err != nil {
+		logger.Error("start", obs.Err(err))
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	topic, err := relay.NewSNSPublisher(sns.NewFromConfig(awsCfg), relay.SNSConfig{TopicARN: cfg.TopicARN, Batch: cfg.PublishBatch})
+	if err != nil {
+		return nil, err
+	}
+	dims := map[string]string{obs.DimFunction: functionName}
+	r, err := relay.New(relay.Config{
+		// The same routes as the stream relay (functions/relay).
+		Routes: relay.Routes{events.KindEvent: topic},
+		Outbox: st.Outbox, Logger: logger, Metrics: os.Stdout, MetricDimensions: dims,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, err := relay.NewSweeper(relay.SweeperConfig{
+		Relay: r, Outbox: st.Outbox, Leases: st.Leases,
+		SweepAfter: cfg.SweepAfter, Limit: cfg.Limit, LeaseTTL: cfg.LeaseTTL,
+		Logger: logger, Metrics: os.Stdout, MetricDimensions: dims,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newHandler(s), nil
+}

@@ -1,0 +1,24 @@
+// Command roster maintains each class's roster (GET /classes/{id}/roster)
+// from enrollment events (SPEC §1.2, §1.10). Its event source is the roster
+// queue, which the events topic fills with enrollment.* envelopes (raw
+// delivery).
+//
+// Contracts:
+//
+//   - Idempotency: each event is applied through the inbox: the roster
+//     change and the inbox row keyed by (roster, event_id) commit in one
+//     transaction, so a repeated delivery is acknowledged and changes
+//     nothing.
+//   - Failures: the same event id with different content is a contract
+//     conflict, and a malformed or unsupported event is unreadable; both go
+//     to the dead-letter queue with a reason, counted. Any other failure is
+//     retried with exponential backoff.
+//   - Ordering and concurrency: roster changes commute (a cancellation may
+//     arrive before its enrollment), so delivery order does not matter. The
+//     messages of a batch are applied one after another only because their
+//     transactions share the class's roster item.
+//
+// Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
+// INBOX_RETENTION, …), QUEUE_URL, DLQ_URL, and optionally MAX_RECEIVE_COUNT
+// (the queue's redrive maxReceiveCount) and AWS_LAMBDA_LOG_LEVEL.
+package main

@@ -1,0 +1,72 @@
+// Package api is the Club backend's HTTP API (SPEC §5) as a Lambda handler
+// for API Gateway HTTP API events (payload format 2.0): routing, the
+// caller's identity, request decoding, response rendering and the mapping of
+// domain errors to HTTP. Business rules live in the domain packages
+// (internal/club/...); this package only translates. It needs no Lambda
+// runtime to test: build a [Handler] over the memstore fakes and call
+// [Handler.Handle] with events.
+//
+// # Routes
+//
+//	GET    /healthz                            anyone                 200 {"status":"ok"}
+//	POST   /classes                            teacher                201 class
+//	GET    /classes/{class_id}                 signed in              200 class
+//	POST   /classes/{class_id}/enrollments     student                201 enrollment (Idempotency-Key required)
+//	GET    /classes/{class_id}/roster          the class's teacher    200 roster (projection)
+//	GET    /classes/{class_id}/stats           the class's teacher    200 counters (projection)
+//	GET    /enrollments/{enrollment_id}        its student, the class's teacher
+//	DELETE /enrollments/{enrollment_id}        its student            200 enrollment, status cancelled
+//	PUT    /me/profile                         signed in              200 profile
+//
+// Any other path is 404 route_not_found and a known path with another method
+// 405 method_not_allowed (with Allow), which is what the template's $default
+// route relies on.
+//
+// # Identity and access
+//
+// The caller is read only from requestContext.authorizer.jwt.claims, which
+// API Gateway's JWT authorizer filled after verifying the token: sub is the
+// user id, cognito:groups the roles (as API Gateway renders lists,
+// "[student teacher]", or a JSON array), email the address used for a first
+// profile. Nothing in the body or other headers names the caller. No claims:
+// 401 unauthorized. The wrong role for a route (a student creating a class):
+// 403 forbidden. A resource the caller may not see (another student's
+// enrollment, another teacher's roster): 404 not_found, exactly as if it did
+// not exist.
+//
+// # Errors
+//
+// Every failure is a JSON body {"error":{"code","message"[,"field"]}} with a
+// stable snake_case code; the checks run in this order and the first failure
+// answers: route (404, 405), identity (401), role (403), ids in the path
+// (404), body size over [MaxBodyBytes] (413 payload_too_large), then the
+// route's own: Idempotency-Key (400 idempotency_key_required), body (400
+// invalid_json; 400 validation_failed naming the field, also for unknown
+// fields), and the domain's answer (404 class_not_found / not_found, 409
+// class_full / already_enrolled, 422 idempotency_key_reused, 503 contention
+// with Retry-After). Domain errors are classified in one place (classify).
+// No client input yields a 5xx: 500 internal means a bug or an
+// infrastructure failure, is logged with its cause, and a recovered panic
+// answers it too (FuzzAPI checks that inputs never reach it).
+//
+// # Idempotent enrollment
+//
+// POST /classes/{class_id}/enrollments requires Idempotency-Key (8 to 128
+// visible ASCII characters). The first answer is stored with the enrollment
+// in one transaction; the same key with the same request (method, path,
+// canonical body, caller) gets the same status and body again with
+// Idempotent-Replayed: true and no second seat, event or e-mail; the same key
+// with another request is 422 idempotency_key_reused.
+//
+// # Logs
+//
+// One JSON line per request with request_id, method, route, status,
+// duration, user_id and the class_id / enrollment_id it concerned; a 5xx
+// adds the error's text. Bodies and e-mail addresses are never logged.
+//
+// # Concurrency
+//
+// A Handler holds no per-request state and is safe for concurrent use; the
+// rules that concurrent requests could break (seats, one seat per student,
+// one effect per key) are enforced by the store's conditional writes.
+package api

@@ -1,0 +1,103 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/clubdev/club/internal/club"
+)
+
+// The stable error codes of the API (SPEC §5). Clients match on these, never
+// on messages.
+const (
+	CodeInvalidJSON            = "invalid_json"
+	CodeValidationFailed       = "validation_failed"
+	CodeIdempotencyKeyRequired = "idempotency_key_required"
+	CodeUnauthorized           = "unauthorized"
+	CodeForbidden              = "forbidden"
+	CodeNotFound               = "not_found"
+	CodeClassNotFound          = "class_not_found"
+	CodeRouteNotFound          = "route_not_found"
+	CodeMethodNotAllowed       = "method_not_allowed"
+	CodeClassFull              = "class_full"
+	CodeAlreadyEnrolled        = "already_enrolled"
+	CodePayloadTooLarge        = "payload_too_large"
+	CodeIdempotencyKeyReused   = "idempotency_key_reused"
+	CodeInternal               = "internal"
+	CodeContention             = "contention"
+)
+
+// httpError is a failure as the client sees it: a status, a stable code and a
+// human message. Edge failures (routing, authentication, body) are created as
+// one directly; domain errors become one in classify.
+type httpError struct {
+	status  int
+	code    string
+	message string
+	field   string // for validation_failed: the offending field
+	// retryAfter, in seconds, is sent as Retry-After when positive.
+	retryAfter int
+	// allow, for method_not_allowed, is sent as the Allow header.
+	allow string
+	// cause is the error classified, for the log; never shown to clients.
+	cause error
+}
+
+func (e *httpError) Error() string {
+	if e.cause != nil {
+		return e.code + ": " + e.cause.Error()
+	}
+	return e.code + ": " + e.message
+}
+
+func (e *httpError) Unwrap() error { return e.cause }
+
+func invalidJSON(message string) *httpError {
+	return &httpError{status: http.StatusBadRequest, code: CodeInvalidJSON, message: message}
+}
+
+func invalidField(field, reason string) *httpError {
+	return &httpError{status: http.StatusBadRequest, code: CodeValidationFailed, field: field, message: field + ": " + reason}
+}
+
+// classify maps an error to what the client gets. It is the only place that
+// knows the domain's error vocabulary (package club); anything it does not
+// recognise is a bug or an infrastructure failure: 500, logged with its text.
+func classify(err error) *httpError {
+	if he, ok := errors.AsType[*httpError](err); ok {
+		return he
+	}
+	if ve, ok := errors.AsType[*club.ValidationError](err); ok {
+		he := invalidField(ve.Field, ve.Reason)
+		he.cause = err
+		return he
+	}
+	for _, m := range domainErrors {
+		if errors.Is(err, m.sentinel) {
+			return &httpError{status: m.status, code: m.code, message: m.message, retryAfter: m.retryAfter, cause: err}
+		}
+	}
+	return &httpError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error; it has been logged", cause: err}
+}
+
+// domainErrors lists the sentinels of package club in the order they are
+// checked (a wrapped error can match only one in practice).
+var domainErrors = []struct {
+	sentinel   error
+	status     int
+	code       string
+	message    string
+	retryAfter int
+}{
+	{club.ErrIdempotencyKeyRequired, http.StatusBadRequest, CodeIdempotencyKeyRequired,
+		"the Idempotency-Key header is required: 8 to 128 visible ASCII characters", 0},
+	{club.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
+		"this Idempotency-Key was already used for a different request", 0},
+	{club.ErrClassNotFound, http.StatusNotFound, CodeClassNotFound, "no such class", 0},
+	{club.ErrNotFound, http.StatusNotFound, CodeNotFound, "not found", 0},
+	{club.ErrClassFull, http.StatusConflict, CodeClassFull, "every seat of this class is taken", 0},
+	{club.ErrAlreadyEnrolled, http.StatusConflict, CodeAlreadyEnrolled, "you already hold a seat in this class", 0},
+	// Too many concurrent writers of the same items: nothing was written and
+	// the same request will most likely succeed a moment later.
+	{club.ErrContention, http.StatusServiceUnavailable, CodeContention, "too many concurrent requests for this resource; retry shortly", 1},
+}

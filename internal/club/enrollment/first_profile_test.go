@@ -1,0 +1,131 @@
+package enrollment_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/club/profile"
+	"github.com/clubdev/club/internal/store/memstore"
+)
+
+// racingSeeder loses every CreateIfAbsent to a profile put just before it,
+// as a concurrent PUT /me/profile would.
+type racingSeeder struct {
+	*memstore.Profiles
+	chosen profile.Profile
+}
+
+func (r racingSeeder) CreateIfAbsent(ctx context.Context, p profile.Profile) (bool, error) {
+	if err := r.Profiles.Put(ctx, r.chosen); err != nil {
+		return false, err
+	}
+	return r.Profiles.CreateIfAbsent(ctx, p)
+}
+
+type failingSeeder struct{ *memstore.Profiles }
+
+func (failingSeeder) CreateIfAbsent(context.Context, profile.Profile) (bool, error) {
+	return false, errors.New("profiles unavailable")
+}
+
+func TestFirstEnrollmentSeedsTheProfile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	chosen, err := profile.New("s-1", "chosen@example.org", "Chosen", time.Now())
+	require.NoError(t, err)
+
+	tests := []struct {
+		name       string
+		policy     profile.AddressPolicy
+		before     *profile.Profile // stored before enrolling
+		tokenEmail string
+		racing     bool
+		// wantEmail is the profile's address afterwards, "" for no profile.
+		wantEmail    string
+		wantCaptured string
+	}{
+		{name: "no profile: made from the token", tokenEmail: "ann@example.com", wantEmail: "ann@example.com"},
+		{name: "existing profile is kept", before: &chosen, tokenEmail: "ann@example.com", wantEmail: "chosen@example.org"},
+		{name: "token without a usable address: no profile", tokenEmail: "not-an-address", wantEmail: ""},
+		{name: "token without e-mail: no profile", tokenEmail: "", wantEmail: ""},
+		{name: "a concurrent PUT /me/profile wins", racing: true, tokenEmail: "ann@example.com", wantEmail: "chosen@example.org"},
+		{name: "at_enrollment captures the seeded address", policy: profile.PolicyAtEnrollment, tokenEmail: "ann@example.com",
+			wantEmail: "ann@example.com", wantCaptured: "ann@example.com"},
+		{name: "at_enrollment captures the winner of a race", policy: profile.PolicyAtEnrollment, racing: true, tokenEmail: "ann@example.com",
+			wantEmail: "chosen@example.org", wantCaptured: "chosen@example.org"},
+		{name: "at_enrollment captures the existing profile", policy: profile.PolicyAtEnrollment, before: &chosen, tokenEmail: "ann@example.com",
+			wantEmail: "chosen@example.org", wantCaptured: "chosen@example.org"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mem := memstore.New()
+			var seeder enrollment.ProfileSeeder = mem.Profiles
+			if tt.racing {
+				seeder = racingSeeder{Profiles: mem.Profiles, chosen: chosen}
+			}
+			s := newSetup(t, enrollment.Deps{Policy: tt.policy, Profiles: mem.Profiles, SeedProfiles: seeder})
+			if tt.before != nil {
+				require.NoError(t, mem.Profiles.Put(ctx, *tt.before))
+			}
+			req := request("s-1", "key-00000001")
+			req.TokenEmail = tt.tokenEmail
+			res, err := s.svc.Enroll(ctx, req)
+			require.NoError(t, err, "the seat never depends on an address")
+			require.Equal(t, tt.wantCaptured, res.Enrollment.CapturedAddress())
+
+			got, err := mem.Profiles.Get(ctx, "s-1")
+			if tt.wantEmail == "" {
+				require.ErrorIs(t, err, club.ErrNotFound)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.wantEmail, got.Email)
+		})
+	}
+}
+
+func TestSeedingHappensBeforeTheCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a failing profile store writes no seat", func(t *testing.T) {
+		t.Parallel()
+		mem := memstore.New()
+		s := newSetup(t, enrollment.Deps{SeedProfiles: failingSeeder{mem.Profiles}})
+		req := request("s-1", "key-00000001")
+		req.TokenEmail = "ann@example.com"
+		_, err := s.svc.Enroll(ctx, req)
+		require.ErrorContains(t, err, "profiles unavailable")
+		require.Zero(t, s.store.creates.Load())
+	})
+
+	t.Run("an unknown class seeds nothing", func(t *testing.T) {
+		t.Parallel()
+		mem := memstore.New()
+		s := newSetup(t, enrollment.Deps{SeedProfiles: mem.Profiles})
+		req := request("s-1", "key-00000001")
+		req.ClassID, req.TokenEmail = "no-such-class", "ann@example.com"
+		_, err := s.svc.Enroll(ctx, req)
+		require.ErrorIs(t, err, club.ErrClassNotFound)
+		_, err = mem.Profiles.Get(ctx, "s-1")
+		require.ErrorIs(t, err, club.ErrNotFound)
+	})
+
+	t.Run("without a seeder nothing is created", func(t *testing.T) {
+		t.Parallel()
+		s := newSetup(t, enrollment.Deps{})
+		req := request("s-1", "key-00000001")
+		req.TokenEmail = "ann@example.com"
+		_, err := s.svc.Enroll(ctx, req)
+		require.NoError(t, err)
+		_, err = s.mem.Profiles.Get(ctx, "s-1")
+		require.ErrorIs(t, err, club.ErrNotFound)
+	})
+}

@@ -1,0 +1,52 @@
+// Package relay moves outbox rows to the broker (SPEC §1.14, §2): it routes
+// each row by the kind of its type, publishes it with its permanent event_id,
+// and then marks the row published. It holds no Lambda types; the relay
+// function (outbox stream) and the outbox sweeper (schedule) are thin shells
+// around [Relay] and [Sweeper].
+//
+// # Routing
+//
+// [Routes] maps an [events.Kind] to the [Publisher] that carries it: domain
+// events go to the SNS topic ([SNSPublisher]). Jobs (their work-class queue)
+// and workflows (StartExecution) are not routed yet: a row of such a type
+// fails with [ErrNoRoute] ("no route for kind …") and stays pending, visible
+// in the oldest-unpublished metric, rather than being dropped.
+//
+// # Wire format
+//
+// The message body is the outbox row's payload, the envelope JSON, byte for
+// byte on every attempt; String message attributes "type" (what the
+// subscriptions' filter policies match) and "event_id" accompany it. With raw
+// message delivery an SQS consumer's body is the envelope itself.
+//
+// # Contracts
+//
+//   - At least once, never silently dropped: a row is marked published only
+//     after its publish succeeded. A crash between publish and mark, a retried
+//     stream batch, or the sweeper racing the stream all publish the same
+//     event_id again; consumers deduplicate by it.
+//   - Order: [Relay.Publish] works through its rows in order and stops at the
+//     first row it cannot publish or mark, returning how many rows before it
+//     are done, which is what a stream consumer reports as its first failed
+//     record. Publishes follow the rows' order; marks of already published
+//     rows run concurrently (bounded), since nothing observes their order.
+//   - Idempotency: marking an already published row is a no-op, and a row
+//     that no longer exists counts as marked (only published rows ever expire).
+//
+// # AWS calls per row
+//
+// One sns:Publish and one dynamodb:UpdateItem: 2 calls. With SNS_PUBLISH_BATCH
+// on, PublishBatch carries up to 10 messages: 1/10 + 1 = 1.1 calls. A mark
+// that finds the row already published costs one more GetItem (the store
+// tells "already published" from "missing" that way).
+//
+// # Sweeper
+//
+// [Sweeper.Sweep] runs under a lease so that one sweeper works at a time; it
+// lists rows still pending past a threshold, oldest first and bounded per
+// run, republishes and marks them through the same [Relay], stops before its
+// lease runs out, and reports the age of the oldest pending row: a promise not
+// kept yet. It never deletes a row.
+//
+// Relay and Sweeper are safe for concurrent use.
+package relay

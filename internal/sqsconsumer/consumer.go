@@ -1,0 +1,540 @@
+package sqsconsumer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/clubdev/club/internal/emf"
+	"github.com/clubdev/club/internal/obs"
+)
+
+// SQS is the part of *sqs.Client the consumer uses.
+type SQS interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+}
+
+var _ SQS = (*sqs.Client)(nil)
+
+// Defaults of Config.
+const (
+	DefaultBackoffBase = time.Second
+	DefaultBackoffCap  = 30 * time.Second
+)
+
+// maxMessageAttributes is SQS's limit of message attributes per message.
+const maxMessageAttributes = 10
+
+// maxReasonBytes bounds the dlq_reason attribute: enough for any error chain
+// worth reading, small beside the 256 KiB message limit.
+const maxReasonBytes = 2048
+
+// Config configures a Consumer.
+type Config struct {
+	// Name names the consumer in logs and metrics (e.g. "notifier").
+	Name string
+	// QueueURL is the queue the messages come from; visibility changes go
+	// to it.
+	QueueURL string
+	// DLQURL is the queue's dead-letter queue; permanent failures go to it.
+	DLQURL string
+	// Concurrency bounds how many messages of one batch are handled at once.
+	// The default, 1, handles them one after another in batch order. Use
+	// more only when the handler's effects do not depend on order. Messages
+	// of one FIFO message group are always handled one after another.
+	Concurrency int
+	// BackoffBase and BackoffCap shape the delay before a transient failure
+	// is retried (defaults DefaultBackoffBase, DefaultBackoffCap); see Backoff.
+	BackoffBase time.Duration
+	BackoffCap  time.Duration
+	// MaxReceiveCount is the queue's redrive maxReceiveCount, 0 if unknown.
+	// When set, a transient failure of the last allowed delivery is
+	// dead-lettered by the consumer with CodeRetriesExhausted and the error
+	// as reason, instead of being moved by the redrive policy without one.
+	MaxReceiveCount int
+	// VisibilityTimeout is the queue's visibility timeout. When set, the
+	// consumer keeps extending the visibility of a message whose handler is
+	// still running, every half of it, so long work is not delivered to a
+	// second consumer meanwhile. 0 disables it: a Lambda consumer whose
+	// queue's visibility timeout is at least six function timeouts (SPEC §2)
+	// never needs it.
+	VisibilityTimeout time.Duration
+	// Metrics receives Embedded Metric Format lines (default os.Stdout).
+	Metrics io.Writer
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Jitter returns a uniformly random duration in [0, n) (default
+	// math/rand/v2.N). Tests make it deterministic.
+	Jitter func(n time.Duration) time.Duration
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("sqsconsumer: Name is required"))
+	}
+	if c.QueueURL == "" {
+		errs = append(errs, errors.New("sqsconsumer: QueueURL is required"))
+	}
+	if c.DLQURL == "" {
+		errs = append(errs, errors.New("sqsconsumer: DLQURL is required"))
+	}
+	if c.QueueURL != "" && c.QueueURL == c.DLQURL {
+		errs = append(errs, errors.New("sqsconsumer: QueueURL and DLQURL must differ"))
+	}
+	if c.Concurrency < 0 || c.MaxReceiveCount < 0 || c.BackoffBase < 0 || c.BackoffCap < 0 || c.VisibilityTimeout < 0 {
+		errs = append(errs, errors.New("sqsconsumer: Concurrency, MaxReceiveCount, BackoffBase, BackoffCap and VisibilityTimeout must not be negative"))
+	}
+	if c.BackoffBase > 0 && c.BackoffCap > 0 && c.BackoffCap < c.BackoffBase {
+		errs = append(errs, errors.New("sqsconsumer: BackoffCap must not be below BackoffBase"))
+	}
+	if c.VisibilityTimeout > 0 && c.VisibilityTimeout < 2*time.Second {
+		errs = append(errs, errors.New("sqsconsumer: VisibilityTimeout must be at least 2s (SQS counts whole seconds)"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = 1
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffCap == 0 {
+		c.BackoffCap = max(DefaultBackoffCap, c.BackoffBase)
+	}
+	if c.Metrics == nil {
+		c.Metrics = os.Stdout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Jitter == nil {
+		c.Jitter = func(n time.Duration) time.Duration {
+			if n <= 0 {
+				return 0
+			}
+			return rand.N(n)
+		}
+	}
+	return c
+}
+
+// Handler handles one message. Its error is classified by Classify; it must
+// not log the error itself (the consumer logs every failure once).
+type Handler func(ctx context.Context, m Message) error
+
+// Consumer runs a Handler over the messages of SQS event batches and turns
+// each result into an acknowledgement, a retry with backoff or a dead letter
+// with a reason. It is safe for concurrent use.
+type Consumer struct {
+	cfg Config
+	sqs SQS
+	log *slog.Logger
+}
+
+// New checks cfg and returns a Consumer. log receives one line per failed,
+// retried or dead-lettered message (nil means slog.Default()).
+func New(cfg Config, client SQS, log *slog.Logger) (*Consumer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, errors.New("sqsconsumer: nil SQS client")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Consumer{cfg: cfg.withDefaults(), sqs: client, log: log}, nil
+}
+
+// outcome is what happened to one message.
+type outcome struct {
+	verdict Verdict
+	// failed: the message is reported in batchItemFailures (a Retry, a
+	// dead letter that could not be sent, or a FIFO message skipped after an
+	// earlier failure in its group).
+	failed bool
+	// deadLettered: the message was sent to the dead-letter queue.
+	deadLettered bool
+	// retryIn is the visibility timeout set on a failed message.
+	retryIn   time.Duration
+	queueWait time.Duration
+}
+
+// Process handles every message of ev with h and returns the partial batch
+// response: the ids of the messages to deliver again. It never fails as a
+// whole; each message is classified on its own (see Classify):
+//
+//   - Ack: left out of the response (the event source mapping deletes it);
+//   - Retry: in the response, and its visibility timeout set to the backoff
+//     delay (ChangeMessageVisibility), so it comes back after that delay;
+//   - DeadLetter: sent to the dead-letter queue with attributes dlq_code,
+//     dlq_reason, source_queue, original_message_id and receive_count plus
+//     its own string attributes, then left out of the response. If that send
+//     fails the message is retried instead, so it is never lost.
+//
+// Messages run concurrently up to Config.Concurrency, except that messages of
+// one FIFO message group run one after another in batch order, and once one
+// of them fails the rest of its group is reported without being handled and
+// comes back after the same delay, so order within the group is kept. A
+// panicking handler fails its message transiently; the others are
+// unaffected.
+func (c *Consumer) Process(ctx context.Context, ev events.SQSEvent, h Handler) events.SQSEventResponse {
+	outcomes := make([]outcome, len(ev.Records))
+	sem := make(chan struct{}, c.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for _, group := range groups(ev.Records) {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var failure *outcome
+			for _, i := range group {
+				if failure != nil {
+					outcomes[i] = c.holdBack(ctx, ev.Records[i], failure.retryIn)
+					continue
+				}
+				outcomes[i] = c.processOne(ctx, ev.Records[i], h)
+				if outcomes[i].failed {
+					failure = &outcomes[i]
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, o := range outcomes {
+		if o.failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	c.emitBatchMetrics(ctx, outcomes)
+	return resp
+}
+
+// groups splits records into runs that must be handled in order: one per
+// FIFO message group (in batch order), and one per message without a group.
+func groups(records []events.SQSMessage) [][]int {
+	var out [][]int
+	byGroup := map[string]int{} // group id → index in out
+	for i, r := range records {
+		g := messageGroup(r)
+		if g == "" {
+			out = append(out, []int{i})
+			continue
+		}
+		if j, ok := byGroup[g]; ok {
+			out[j] = append(out[j], i)
+			continue
+		}
+		byGroup[g] = len(out)
+		out = append(out, []int{i})
+	}
+	return out
+}
+
+func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handler) outcome {
+	m := newMessage(r, c.cfg.MaxReceiveCount)
+	attrs := []slog.Attr{slog.String("message_id", m.ID)}
+	if id := m.Attribute(AttrEventID); id != "" {
+		attrs = append(attrs, obs.EventID(id))
+	}
+	ctx = obs.WithAttrs(ctx, attrs...)
+
+	o := outcome{}
+	if !m.SentAt.IsZero() {
+		o.queueWait = max(c.cfg.Now().Sub(m.SentAt), 0)
+	}
+
+	err := c.run(ctx, r, m, h)
+	o.verdict = Classify(err)
+	if o.verdict.Action == Retry && m.LastAttempt {
+		o.verdict = Verdict{Action: DeadLetter, Code: CodeRetriesExhausted}
+	}
+
+	switch o.verdict.Action {
+	case Ack:
+		if o.verdict.Duplicate {
+			c.log.DebugContext(ctx, "duplicate delivery acknowledged", obs.Err(err))
+		}
+	case DeadLetter:
+		if dlqErr := c.deadLetter(ctx, r, m, o.verdict.Code, err); dlqErr != nil {
+			// Not lost: retried, and classified again on its next delivery.
+			c.log.ErrorContext(ctx, "dead-letter send failed; message will be retried",
+				slog.String("dlq_code", o.verdict.Code), obs.Err(errors.Join(err, dlqErr)), slog.Int("receive_count", m.ReceiveCount))
+			o.failed = true
+			o.retryIn = c.delay(ctx, r, m, Verdict{Action: Retry})
+			break
+		}
+		o.deadLettered = true
+		c.log.WarnContext(ctx, "message dead-lettered",
+			slog.String("dlq_code", o.verdict.Code), slog.String("dlq_reason", reason(err)), slog.Int("receive_count", m.ReceiveCount))
+	case Retry:
+		o.failed = true
+		o.retryIn = c.delay(ctx, r, m, o.verdict)
+		c.log.WarnContext(ctx, "message will be retried",
+			obs.Err(err), slog.Int("receive_count", m.ReceiveCount), slog.Duration("retry_in", o.retryIn))
+	}
+	return o
+}
+
+// holdBack reports a FIFO message that follows a failed one of its group
+// without handling it, and makes it visible again together with the failed
+// one, so the group resumes in order after the same delay.
+func (c *Consumer) holdBack(ctx context.Context, r events.SQSMessage, retryIn time.Duration) outcome {
+	if err := c.setVisibility(ctx, r, retryIn); err != nil {
+		c.log.WarnContext(ctx, "could not set retry delay of a held-back message; the queue's visibility timeout applies",
+			slog.String("message_id", r.MessageId), obs.Err(err))
+	}
+	return outcome{failed: true, verdict: Verdict{Action: Retry}, retryIn: retryIn}
+}
+
+// run calls h, turning a panic into a transient error and keeping the
+// message invisible while h runs long (Config.VisibilityTimeout).
+func (c *Consumer) run(ctx context.Context, r events.SQSMessage, m Message, h Handler) (err error) {
+	if c.cfg.VisibilityTimeout > 0 {
+		stop := c.keepInvisible(ctx, r)
+		defer stop()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return h(ctx, m)
+}
+
+// keepInvisible extends the message's visibility every half visibility
+// timeout until stop is called. The first extension comes half a timeout
+// after the handler started, which assumes the invocation began soon after
+// the message was received (no long batching window).
+func (c *Consumer) keepInvisible(ctx context.Context, r events.SQSMessage) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(c.cfg.VisibilityTimeout / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := c.setVisibility(ctx, r, c.cfg.VisibilityTimeout); err != nil && ctx.Err() == nil {
+					c.log.WarnContext(ctx, "could not extend visibility of a message in progress", obs.Err(err))
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// delay sets the visibility of a message to be retried and returns the
+// delay. A failure to set it is logged, not returned: the message then comes
+// back after the queue's visibility timeout, later but not lost.
+func (c *Consumer) delay(ctx context.Context, r events.SQSMessage, m Message, v Verdict) time.Duration {
+	d := c.Backoff(m.ReceiveCount)
+	if v.RetryAfter > 0 {
+		d = c.afterProvider(v.RetryAfter)
+	}
+	if err := c.setVisibility(ctx, r, d); err != nil {
+		c.log.WarnContext(ctx, "could not set retry delay; the queue's visibility timeout applies", obs.Err(err))
+	}
+	return d
+}
+
+func (c *Consumer) setVisibility(ctx context.Context, r events.SQSMessage, d time.Duration) error {
+	_, err := c.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl:          aws.String(c.cfg.QueueURL),
+		ReceiptHandle:     aws.String(r.ReceiptHandle),
+		VisibilityTimeout: int32(wholeSeconds(d)),
+	})
+	if err != nil {
+		return fmt.Errorf("change visibility of message %s to %s: %w", r.MessageId, d, err)
+	}
+	return nil
+}
+
+// Backoff is the delay before the delivery after the receiveCount-th: full
+// jitter over an exponentially growing window, uniformly random in
+// [base, min(cap, base·2^(receiveCount−1))], in whole seconds (SQS's
+// unit). The floor of one base keeps a failing message from coming straight
+// back; the jitter spreads messages that failed together.
+func (c *Consumer) Backoff(receiveCount int) time.Duration {
+	base, ceiling := c.cfg.BackoffBase, c.cfg.BackoffBase
+	for i := 1; i < receiveCount && ceiling < c.cfg.BackoffCap; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, c.cfg.BackoffCap)
+	return roundUp(base + c.cfg.Jitter(ceiling-base+1))
+}
+
+// afterProvider is the delay for a provider's Retry-After: honoured, capped
+// by BackoffCap (SPEC §7.1: a recovered provider is retried within the cap),
+// plus up to one base of jitter so that messages throttled together do not
+// return together.
+func (c *Consumer) afterProvider(retryAfter time.Duration) time.Duration {
+	return roundUp(min(retryAfter+c.cfg.Jitter(c.cfg.BackoffBase), c.cfg.BackoffCap))
+}
+
+// roundUp rounds d up to whole seconds.
+func roundUp(d time.Duration) time.Duration {
+	return time.Duration(wholeSeconds(d)) * time.Second
+}
+
+// wholeSeconds is d in seconds, rounded up, within SQS's 0..43200.
+func wholeSeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return min(max(s, 0), 43200)
+}
+
+// deadLetter sends the original message to the DLQ with the reason.
+func (c *Consumer) deadLetter(ctx context.Context, r events.SQSMessage, m Message, code string, cause error) error {
+	str := func(v string) types.MessageAttributeValue {
+		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	attrs := map[string]types.MessageAttributeValue{
+		AttrDLQCode:           str(code),
+		AttrDLQReason:         str(reason(cause)),
+		AttrSourceQueue:       str(c.cfg.QueueURL),
+		AttrOriginalMessageID: str(m.ID),
+		AttrReceiveCount:      str(strconv.Itoa(m.ReceiveCount)),
+	}
+	// Keep the original attributes so that a redrive delivers the message
+	// as it was: type and event_id first, then the others by name, within
+	// SQS's limit of 10 per message.
+	names := slices.Sorted(maps.Keys(r.MessageAttributes))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(keepRank(a), keepRank(b)) })
+	for _, name := range names {
+		if len(attrs) == maxMessageAttributes {
+			break
+		}
+		if _, ours := attrs[name]; ours {
+			continue
+		}
+		if v, ok := copyAttribute(r.MessageAttributes[name]); ok {
+			attrs[name] = v
+		}
+	}
+
+	in := &sqs.SendMessageInput{
+		QueueUrl:          aws.String(c.cfg.DLQURL),
+		MessageBody:       aws.String(r.Body),
+		MessageAttributes: attrs,
+	}
+	if isFIFO(c.cfg.DLQURL) {
+		group := messageGroup(r)
+		if group == "" {
+			group = "dead-letters"
+		}
+		in.MessageGroupId = aws.String(group)
+		in.MessageDeduplicationId = aws.String(m.ID)
+	}
+	if _, err := c.sqs.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("send message %s to the dead-letter queue: %w", m.ID, err)
+	}
+	return nil
+}
+
+// keepRank orders the original attributes to keep on a dead letter.
+func keepRank(name string) int {
+	switch name {
+	case AttrType:
+		return 0
+	case AttrEventID:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// copyAttribute converts a delivered attribute back into one to send.
+func copyAttribute(a events.SQSMessageAttribute) (types.MessageAttributeValue, bool) {
+	switch {
+	case a.DataType == "":
+		return types.MessageAttributeValue{}, false
+	case a.StringValue != nil:
+		return types.MessageAttributeValue{DataType: aws.String(a.DataType), StringValue: a.StringValue}, true
+	case a.BinaryValue != nil:
+		return types.MessageAttributeValue{DataType: aws.String(a.DataType), BinaryValue: a.BinaryValue}, true
+	default:
+		return types.MessageAttributeValue{}, false
+	}
+}
+
+// reason is the dlq_reason text of an error, bounded.
+func reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if len(s) > maxReasonBytes {
+		s = s[:maxReasonBytes-3] + "..."
+	}
+	return s
+}
+
+// Metric names (namespace obs.MetricsNamespace, dimension obs.DimFunction).
+const (
+	// MetricQueueWait is now − SentTimestamp per message, in milliseconds.
+	MetricQueueWait    = "QueueWait"
+	MetricAcknowledged = "MessagesAcknowledged"
+	MetricDuplicates   = "DuplicateDeliveries"
+	MetricRetried      = "MessagesRetried"
+	MetricDeadLettered = "MessagesDeadLettered"
+)
+
+func (c *Consumer) emitBatchMetrics(ctx context.Context, outcomes []outcome) {
+	var waits []time.Duration
+	var acked, dups, retried, dead int
+	for _, o := range outcomes {
+		if o.queueWait > 0 {
+			waits = append(waits, o.queueWait)
+		}
+		switch {
+		case o.deadLettered:
+			dead++
+		case o.failed:
+			retried++
+		default:
+			acked++
+			if o.verdict.Duplicate {
+				dups++
+			}
+		}
+	}
+	err := emf.Entry{
+		Namespace:  obs.MetricsNamespace,
+		Dimensions: map[string]string{obs.DimFunction: c.cfg.Name},
+		Metrics: []emf.Metric{
+			emf.Durations(MetricQueueWait, waits...),
+			emf.Counter(MetricAcknowledged, acked),
+			emf.Counter(MetricDuplicates, dups),
+			emf.Counter(MetricRetried, retried),
+			emf.Counter(MetricDeadLettered, dead),
+		},
+		Timestamp: c.cfg.Now(),
+	}.Emit(c.cfg.Metrics)
+	if err != nil {
+		c.log.WarnContext(ctx, "could not emit metrics", obs.Err(err))
+	}
+}

@@ -1,0 +1,57 @@
+// Package sqsconsumer is the edge every SQS-triggered function shares: it
+// runs a handler over the messages of a Lambda SQS batch and maps each
+// message's result to what SQS should do with it (SPEC §1.18, §1.19):
+//
+//	result of the handler                       what the consumer does
+//	nil, inbox.ErrDuplicate                     acknowledge (left out of batchItemFailures)
+//	Permanent(code, err), events.ErrMalformed,  send the original body to the DLQ with
+//	  ErrUnknownType, ErrUnsupportedVersion,      dlq_code, dlq_reason, source_queue,
+//	  inbox.ErrContractConflict                   original_message_id, receive_count;
+//	                                              then acknowledge (never retried)
+//	RetryAfter(d, err)                          report in batchItemFailures; visible again after d
+//	anything else (transient)                   report in batchItemFailures; visible again after
+//	                                              an exponential backoff with full jitter
+//
+// Classification happens once, in [Classify]; handlers only mark what they
+// know better than the defaults with [Permanent] (a stable snake_case code)
+// or [RetryAfter] (a provider's Retry-After). A handler does not log its
+// error: the consumer writes one structured line per retried or
+// dead-lettered message (with message_id, event_id, receive_count and the
+// dlq_code) and one Embedded Metric Format line per batch (queue wait =
+// now − SentTimestamp per message; acknowledged, duplicate, retried and
+// dead-lettered counts), under the dimension Function = Config.Name.
+//
+// # Retry delays
+//
+// The delay is set with ChangeMessageVisibility on the message's receipt
+// handle, which the event source mapping leaves in place for the messages
+// it is told failed. It grows with ApproximateReceiveCount: uniformly random
+// in [base, min(cap, base·2^(n−1))] (1 s and 30 s by default, so a message
+// is retried at least every 30 s and pending mail goes out within a minute
+// of the provider recovering, SPEC §7.1). A RetryAfter delay is honoured up
+// to the same cap. After the queue's maxReceiveCount deliveries the redrive
+// policy moves a message to the DLQ; with [Config.MaxReceiveCount] set, the
+// consumer dead-letters the last failed delivery itself, with the code
+// retries_exhausted and the last error as reason.
+//
+// # Guarantees
+//
+//   - No message is lost by the consumer: a message is acknowledged only
+//     after its handler succeeded or after it was written to the DLQ; if the
+//     DLQ send fails, the message is retried instead.
+//   - A dead letter keeps the original body and the original string
+//     attributes (type and event_id first), so a redrive redelivers it as it
+//     was. Handlers must be idempotent anyway: delivery is at least once.
+//   - Ordering: messages of a batch run concurrently up to
+//     Config.Concurrency (default 1: one after another, in batch order).
+//     Messages of one FIFO message group always run one after another, and
+//     after a failure the rest of the group is reported failed without
+//     running and made visible again with the failed message, so a group's
+//     order is never broken.
+//   - A panic in a handler fails only its message, transiently.
+//   - With Config.VisibilityTimeout set, a message whose handler runs long
+//     has its visibility extended every half timeout, so it is not handed
+//     to a second worker meanwhile (SPEC §1.3).
+//
+// A Consumer is safe for concurrent use.
+package sqsconsumer

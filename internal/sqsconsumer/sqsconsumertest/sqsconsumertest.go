@@ -1,0 +1,138 @@
+// Package sqsconsumertest helps test code built on package sqsconsumer
+// without a queue: [SQS] is an in-memory stand-in for the two SQS calls a
+// Consumer makes, recording dead letters and retry delays, and [Record] and
+// [Event] build the events Lambda delivers. Tests of the consumer's own
+// behaviour against a real queue live in package sqsconsumer. Everything
+// here is safe for concurrent use.
+package sqsconsumertest
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// DeadLetter is a message a consumer sent to its dead-letter queue.
+type DeadLetter struct {
+	QueueURL string
+	Body     string
+	// Attributes are the string attributes (dlq_code, dlq_reason, type, …).
+	Attributes map[string]string
+	// GroupID and DeduplicationID are set for a FIFO dead-letter queue.
+	GroupID, DeduplicationID string
+}
+
+// SQS records SendMessage and ChangeMessageVisibility calls. The zero value
+// is ready to use.
+type SQS struct {
+	mu          sync.Mutex
+	deadLetters []DeadLetter
+	visibility  map[string]time.Duration // receipt handle → last value set
+	failSends   error
+}
+
+// FailSends makes every later SendMessage fail with err (nil to stop).
+func (s *SQS) FailSends(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failSends = err
+}
+
+// SendMessage records a dead letter.
+func (s *SQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failSends != nil {
+		return nil, s.failSends
+	}
+	if in.QueueUrl == nil || in.MessageBody == nil {
+		return nil, errors.New("sqsconsumertest: SendMessage without QueueUrl or MessageBody")
+	}
+	dl := DeadLetter{
+		QueueURL: *in.QueueUrl, Body: *in.MessageBody, Attributes: map[string]string{},
+		GroupID: aws.ToString(in.MessageGroupId), DeduplicationID: aws.ToString(in.MessageDeduplicationId),
+	}
+	for name, a := range in.MessageAttributes {
+		if a.StringValue != nil {
+			dl.Attributes[name] = *a.StringValue
+		}
+	}
+	s.deadLetters = append(s.deadLetters, dl)
+	return &sqs.SendMessageOutput{MessageId: aws.String("dead-letter-" + strconv.Itoa(len(s.deadLetters)))}, nil
+}
+
+// ChangeMessageVisibility records the delay set for a receipt handle.
+func (s *SQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.visibility == nil {
+		s.visibility = map[string]time.Duration{}
+	}
+	s.visibility[aws.ToString(in.ReceiptHandle)] = time.Duration(in.VisibilityTimeout) * time.Second
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+// DeadLetters returns the dead letters sent so far, in order.
+func (s *SQS) DeadLetters() []DeadLetter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]DeadLetter, len(s.deadLetters))
+	for i, dl := range s.deadLetters {
+		dl.Attributes = maps.Clone(dl.Attributes)
+		out[i] = dl
+	}
+	return out
+}
+
+// Visibility returns the last visibility timeout set for the message with
+// the given id (see Record for receipt handles); ok is false if none was.
+func (s *SQS) Visibility(messageID string) (d time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok = s.visibility[ReceiptHandle(messageID)]
+	return d, ok
+}
+
+// ReceiptHandle is the receipt handle Record gives the message id.
+func ReceiptHandle(messageID string) string { return "receipt-" + messageID }
+
+// Record builds a message as Lambda delivers it from a standard queue:
+// receiveCount is its ApproximateReceiveCount, sentAt its SentTimestamp, and
+// attrs its string message attributes (such as type and event_id).
+func Record(messageID, body string, receiveCount int, sentAt time.Time, attrs map[string]string) events.SQSMessage {
+	r := events.SQSMessage{
+		MessageId:     messageID,
+		ReceiptHandle: ReceiptHandle(messageID),
+		Body:          body,
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": strconv.Itoa(receiveCount),
+			"SentTimestamp":           strconv.FormatInt(sentAt.UnixMilli(), 10),
+		},
+		MessageAttributes: map[string]events.SQSMessageAttribute{},
+		EventSource:       "aws:sqs",
+	}
+	for name, v := range attrs {
+		r.MessageAttributes[name] = events.SQSMessageAttribute{DataType: "String", StringValue: aws.String(v)}
+	}
+	return r
+}
+
+// Event builds a batch.
+func Event(records ...events.SQSMessage) events.SQSEvent { return events.SQSEvent{Records: records} }
+
+// FailedIDs lists the message ids a partial batch response reports, in
+// order; never nil.
+func FailedIDs(resp events.SQSEventResponse) []string {
+	ids := []string{}
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
