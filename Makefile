@@ -6,7 +6,7 @@ TEST_P    ?= 2
 TEST_FLAGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-localstack bench build lint validate deploy clean
+.PHONY: help run test test-localstack fuzz bench build lint validate deploy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,6 +21,9 @@ test: ## Run every test, end to end against the embedded local cloud (no Docker,
 
 test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN)
 	localstack/run-tests.sh
+
+fuzz: ## Fuzz the HTTP API for a while (FUZZTIME=1m by default)
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $${FUZZTIME:-1m} ./internal/api/
 
 bench: ## Run the benchmarks and write docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
