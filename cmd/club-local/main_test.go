@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/stackfile"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestRunsTheTemplateAndStopsCleanly is what `make run` does, on the real
+// template: the binary builds and provisions everything, answers /healthz,
+// writes the stack file, and on Ctrl-C stops leaving no process behind.
+func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "club-local")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	state := t.TempDir()
+	api := freeAddr(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "--state-dir", state, "--endpoint", freeAddr(t), "--api", api,
+		"--mail", freeAddr(t), "--payment", freeAddr(t), "--quiet")
+	cmd.Dir = root
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := http.Get("http://" + api + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("club-local exited before it was healthy: %v\n%s", err, stderr.String())
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "not healthy in time:\n%s", stderr.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	st, err := stackfile.Load(filepath.Join(state, "stack.json"))
+	require.NoError(t, err)
+	require.Equal(t, "http://"+api, st.APIURL)
+	for _, logical := range []string{"ClubTable", "OutboxTable"} {
+		require.NotEmpty(t, st.Tables[logical], logical)
+	}
+	for _, logical := range []string{"NotificationsQueue", "NotificationsDLQ", "AnalyticsQueue", "RosterQueue"} {
+		require.NotEmpty(t, st.Queues[logical], logical)
+	}
+	require.NotEmpty(t, st.Topics["ClubEventsTopic"])
+	require.Len(t, st.Functions, 6)
+
+	children := descendants(cmd.Process.Pid)
+	require.NotEmpty(t, children, "functions run as child processes")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("club-local did not stop after Ctrl-C")
+	}
+	for _, pid := range children {
+		require.False(t, alive(pid), "function process %d survived", pid)
+	}
+}
+
+func TestValidateNamesTheProblem(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("Transform: AWS::Serverless-2016-10-31\nResources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties:\n      Colour: red\n"), 0o600))
+	var stderr bytes.Buffer
+	code := run([]string{"--validate", "--template", bad}, &stderr)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr.String(), `"Colour"`)
+
+	stderr.Reset()
+	require.Equal(t, 0, run([]string{"--validate"}, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "functions")
+
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"--no-such-flag"}, &stderr))
+}
+
+// descendants lists the processes below pid (Linux /proc).
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) > 1 {
+			parent[p], _ = strconv.Atoi(f[1])
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q != 0; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether a process exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	return len(f) > 0 && f[0] != "Z"
+}
