@@ -31,6 +31,9 @@
 //	inbox         INBOX#<consumer>#<event_id>    INBOX                  fingerprint, event_type, processed_at; ttl
 //	profile       USER#<user_id>                 PROFILE                email, display_name
 //	lease         LEASE#<name>                   LEASE                  owner, lease_expires_ms
+//	intensive     INTENSIVE#<intensive_id>       INTENSIVE              capacity, seats_free, seats_held, seats_taken, price, hold_seconds
+//	access        INTENSIVE#<intensive_id>       ACCESS#<student_id>    purchase_id, granted_at: unique per intensive and student
+//	purchase      PURCHASE#<purchase_id>         PURCHASE               status, history [{status, at}], payment_*, refund_*, task_token, version
 //
 // Every item carries an "entity" attribute naming its kind, for people reading
 // the table. A class's seat counter, members, roster and counters share its
@@ -56,6 +59,28 @@
 // Cancel enrollment is one TransactWriteItems: status enrolled → cancelled
 // (conditional), seats_taken - 1 (conditional on > 0), delete the member item
 // (conditional on the enrollment id), put the outbox row.
+//
+// Create purchase (package purchase) is one TransactWriteItems of four
+// items, like create enrollment: the idempotency record, the hold
+// (seats_free - 1, seats_held + 1 if attribute_exists and seats_free > 0: a
+// condition cannot add two attributes, so the free count is stored and
+// free + held + taken = capacity always), the purchase (reserved) and the
+// outbox row (purchase.requested). Precedence of its failures: idempotency
+// → replay or 422, hold → purchase.ErrIntensiveNotFound or
+// purchase.ErrIntensiveFull.
+//
+// Every later change of a purchase is an optimistic read-modify-write
+// (Purchases.Update): the row is replaced conditionally on its version and
+// on the status it was read in (so a transition happens only from the
+// status the domain allowed it from), and its history is the old one plus
+// the new entry. A status change with a seat effect adds, in the same
+// TransactWriteItems, the counter update (release: seats_held - 1,
+// seats_free + 1; take: seats_held - 1, seats_taken + 1; both conditional
+// on seats_held > 0) and, when a seat is taken, the access item
+// (attribute_not_exists: purchase.ErrAlreadyHasAccess). A late payment
+// (expired → refund_pending) has no seat effect: it never touches the
+// counters. Changes without a seat effect (a task token, an observed
+// provider status) are a single conditional PutItem.
 //
 // The inbox (ApplyOnce) is one TransactWriteItems: the inbox row
 // (attribute_not_exists) and the effects, which are unconditional,

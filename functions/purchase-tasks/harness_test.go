@@ -1,0 +1,434 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/sivchari/kumo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club/idempotency"
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/localcloud/invoke"
+	"github.com/clubdev/club/internal/localcloud/sfn"
+	"github.com/clubdev/club/internal/localcloud/sfn/api"
+	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
+	"github.com/clubdev/club/internal/payment"
+	sandbox "github.com/clubdev/club/internal/sandbox/payment"
+	"github.com/clubdev/club/internal/sfnclient"
+	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/internal/webhooksig"
+)
+
+// The saga runs end to end in this test process: the team's Step Functions
+// executor on a virtual clock, this function's real handler behind an
+// in-process Lambda invoker, the DynamoDB adapters on kumo, the payment
+// sandbox (on the same virtual clock) behind httptest, and the webhook
+// handling of package purchase, to which the sandbox delivers in process.
+// A 15-minute hold expires in microseconds.
+
+var db *dynamodb.Client
+
+func TestMain(m *testing.M) {
+	srv := kumo.NewServer()
+	db = dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		// kumo's X-Amz-Crc32 does not match its bodies; the data is fine.
+		DisableValidateResponseChecksum: true,
+	})
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+const (
+	functionARN = "arn:aws:lambda:us-east-1:000000000000:function:" + functionName
+	machineName = "club-purchase"
+)
+
+var (
+	start         = time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)
+	webhookSecret = []byte("whsec-test")
+	tableSeq      atomic.Int64
+)
+
+// definition returns the state machine with its substitutions applied, as
+// the template's DefinitionSubstitutions would.
+func definition(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../statemachines/purchase.asl.json")
+	require.NoError(t, err)
+	return strings.ReplaceAll(string(b), "${PurchaseTasksFunctionArn}", functionARN)
+}
+
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	clk *clock.Virtual
+
+	sb       *sandbox.Server
+	provider *provider
+	sfn      *sfn.Service
+	machine  string // state machine ARN
+	handler  *Handler
+	webhooks *purchase.Webhooks
+	svc      *purchase.Service
+	store    *store.PurchaseAdapters
+	outbox   *store.Outbox
+
+	// dropWebhooks makes the webhook endpoint answer 503 without looking:
+	// a provider whose notifications never arrive.
+	dropWebhooks atomic.Bool
+	mu           sync.Mutex
+	deliveries   []delivery
+	stopAuto     func()
+}
+
+// delivery is one webhook the endpoint handled.
+type delivery struct {
+	event   string
+	status  int
+	outcome purchase.WebhookOutcome
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, ctx: context.Background(), clk: clock.NewVirtual(start), stopAuto: func() {}}
+
+	n := tableSeq.Add(1)
+	cfg := store.Config{ClubTable: fmt.Sprintf("club-%d", n), OutboxTable: fmt.Sprintf("outbox-%d", n)}
+	require.NoError(t, store.CreateTables(e.ctx, db, cfg))
+	st, err := store.New(db, cfg)
+	require.NoError(t, err)
+	e.outbox = st.Outbox
+	e.store, err = store.NewPurchaseAdapters(db, cfg)
+	require.NoError(t, err)
+	e.svc, err = purchase.NewService(purchase.Deps{Intensives: e.store.Intensives, Store: e.store.Purchases, Idempotency: st.Idempotency, Now: e.clk.Now})
+	require.NoError(t, err)
+
+	// The provider, on the virtual clock, delivering webhooks in process.
+	e.sb = sandbox.New(sandbox.Options{
+		WebhookURL: "http://club.test/webhooks/payments", WebhookSecret: webhookSecret,
+		Clock: e.clk, HTTPClient: &http.Client{Transport: webhookEndpoint{e}},
+		WebhookBackoff: 100 * time.Millisecond,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	sbSrv := httptest.NewServer(e.sb)
+	client, err := payment.New(payment.Config{BaseURL: sbSrv.URL, Timeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	e.provider = &provider{PaymentProvider: client}
+
+	// Step Functions, with the Lambda integration calling the real handler.
+	res := sfn.NewResources()
+	integrations.NewLambda(functions{e}).Register(res)
+	e.sfn = sfn.New(sfn.Options{Clock: e.clk, Resources: res})
+	sm, err := e.sfn.CreateStateMachine(e.ctx, sfn.CreateStateMachineInput{Name: machineName, Definition: definition(t)})
+	require.NoError(t, err)
+	e.machine = sm.ARN
+	sfnSrv := httptest.NewServer(api.NewHandler(e.sfn))
+	sfnClient, err := sfnclient.New(awssfn.New(awssfn.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(sfnSrv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}), sm.ARN)
+	require.NoError(t, err)
+
+	steps, err := purchase.NewSteps(purchase.StepsDeps{Store: e.store.Purchases, Payments: e.provider, Callbacks: sfnClient, Now: e.clk.Now})
+	require.NoError(t, err)
+	e.handler = NewHandler(steps, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e.webhooks, err = purchase.NewWebhooks(purchase.WebhooksDeps{
+		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Executions: sfnClient, Now: e.clk.Now,
+	})
+	require.NoError(t, err)
+
+	t.Cleanup(func() {
+		e.stopAuto()
+		e.sfn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.sb.Shutdown(ctx)
+		sbSrv.Close()
+		sfnSrv.Close()
+	})
+	return e
+}
+
+// autoAdvance lets virtual time jump to the next timer whenever every
+// execution is blocked: the hold deadline, retry backoffs, the provider's
+// refund delay.
+func (e *env) autoAdvance() { e.stopAuto = e.clk.AutoAdvance() }
+
+// frozen runs f with virtual time stopped: for settling a payment at the
+// sandbox and waiting for its webhook's effect, which happen outside what
+// the clock tracks.
+func (e *env) frozen(f func()) {
+	e.clk.Hold()
+	defer e.clk.Release()
+	f()
+}
+
+// functions is the Lambda data plane of the test: it runs the handler with
+// aws-lambda-go's own dispatch and answers as the Invoke API does (a
+// returned error becomes {errorMessage, errorType} named after its Go type;
+// a panic, which ends a real function process, is Runtime.ExitError).
+type functions struct{ e *env }
+
+func (f functions) Invoke(ctx context.Context, name string, payload []byte) (res invoke.Result, err error) {
+	if name != functionName {
+		return invoke.Result{}, fmt.Errorf("function %s: not found", name)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = failure("Runtime.ExitError", fmt.Sprintf("Runtime exited with error: panic: %v", p))
+		}
+	}()
+	out, herr := lambda.NewHandler(f.e.handler.Handle).Invoke(ctx, payload)
+	if herr != nil {
+		typ := reflect.TypeOf(herr)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		return failure(typ.Name(), herr.Error()), nil
+	}
+	return invoke.Result{Payload: out}, nil
+}
+
+func failure(errorType, msg string) invoke.Result {
+	b, _ := json.Marshal(invoke.ErrorInfo{ErrorMessage: msg, ErrorType: errorType})
+	return invoke.Result{Payload: b, FunctionError: "Unhandled"}
+}
+
+// webhookEndpoint is POST /webhooks/payments, in process: the status codes
+// are the ones the API route answers.
+type webhookEndpoint struct{ e *env }
+
+func (w webhookEndpoint) RoundTrip(r *http.Request) (*http.Response, error) {
+	e := w.e
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	var ev purchase.WebhookEvent
+	_ = json.Unmarshal(body, &ev)
+	status, outcome := http.StatusServiceUnavailable, purchase.WebhookOutcome("")
+	if !e.dropWebhooks.Load() {
+		e.clk.Hold() // the handling takes no virtual time
+		res, err := e.webhooks.Handle(r.Context(), r.Header.Get(webhooksig.Header), body)
+		e.clk.Release()
+		status, outcome = webhookStatus(err), res.Outcome
+		if status == http.StatusInternalServerError {
+			e.t.Logf("webhook %s: %v", ev.Type, err)
+		}
+	}
+	e.mu.Lock()
+	e.deliveries = append(e.deliveries, delivery{event: ev.Type, status: status, outcome: outcome})
+	e.mu.Unlock()
+	return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}, Request: r}, nil
+}
+
+func webhookStatus(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, purchase.ErrWebhookUnauthenticated):
+		return http.StatusUnauthorized
+	case errors.Is(err, purchase.ErrWebhookMalformed):
+		return http.StatusBadRequest
+	case errors.Is(err, purchase.ErrUnknownPayment):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// outcomes returns the outcomes of the delivered webhooks of a type.
+func (e *env) outcomes(eventType string) []purchase.WebhookOutcome {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []purchase.WebhookOutcome
+	for _, d := range e.deliveries {
+		if d.event == eventType && d.status == http.StatusOK {
+			out = append(out, d.outcome)
+		}
+	}
+	return out
+}
+
+// provider wraps the payment client to count calls and inject faults
+// around them.
+type provider struct {
+	purchase.PaymentProvider
+	getPayment   atomic.Int64
+	createRefund atomic.Int64
+	// beforeRefund and afterRefund, if set, run around each CreateRefund
+	// with its 1-based attempt number.
+	beforeRefund func(attempt int64)
+	afterRefund  func(attempt int64, err error)
+}
+
+func (p *provider) GetPayment(ctx context.Context, id string) (payment.Payment, error) {
+	p.getPayment.Add(1)
+	return p.PaymentProvider.GetPayment(ctx, id)
+}
+
+func (p *provider) CreateRefund(ctx context.Context, key, paymentID string) (payment.Refund, error) {
+	n := p.createRefund.Add(1)
+	if p.beforeRefund != nil {
+		p.beforeRefund(n)
+	}
+	rf, err := p.PaymentProvider.CreateRefund(ctx, key, paymentID)
+	if p.afterRefund != nil {
+		p.afterRefund(n, err)
+	}
+	return rf, err
+}
+
+// intensive creates an intensive (499.00 EUR, 15-minute hold).
+func (e *env) intensive(capacity int) purchase.Intensive {
+	e.t.Helper()
+	in, err := e.svc.CreateIntensive(e.ctx, purchase.CreateIntensiveRequest{
+		TeacherID: "teacher-1", Title: "Go in a week", Capacity: capacity,
+		Price: purchase.Price{AmountCents: 49900, Currency: "EUR"},
+	})
+	require.NoError(e.t, err)
+	return in
+}
+
+// buy is POST /intensives/{id}/purchases: a held seat and purchase.requested
+// in the outbox.
+func (e *env) buy(intensiveID, student string) purchase.Purchase {
+	e.t.Helper()
+	res, err := e.svc.Purchase(e.ctx, purchase.PurchaseRequest{
+		IntensiveID: intensiveID, StudentID: student, IdempotencyKey: "key-" + events.NewID(), RequestFingerprint: "fp",
+		Respond: func(purchase.Purchase) (idempotency.Response, error) { return idempotency.Response{Status: 202}, nil },
+	})
+	require.NoError(e.t, err)
+	return res.Purchase
+}
+
+// startSaga does what the relay does with the purchase.requested row:
+// StartExecution named by the purchase id with the envelope as input.
+func (e *env) startSaga(p purchase.Purchase) string {
+	e.t.Helper()
+	rows, err := e.outbox.Unpublished(e.ctx, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	require.NoError(e.t, err)
+	for _, r := range rows {
+		if r.AggregateID == p.ID() && r.Type == events.TypePurchaseRequested {
+			x, err := e.sfn.StartExecution(e.ctx, sfn.StartExecutionInput{
+				StateMachineArn: e.machine, Name: purchase.ExecutionName(p.ID()), Input: string(r.Payload),
+			})
+			require.NoError(e.t, err)
+			return x.ARN
+		}
+	}
+	e.t.Fatalf("no purchase.requested row for %s", p.ID())
+	return ""
+}
+
+func (e *env) executionARN(name string) string {
+	return strings.Replace(e.machine, ":stateMachine:", ":execution:", 1) + ":" + name
+}
+
+// finish waits for an execution to end.
+func (e *env) finish(arn string) sfn.Execution {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	x, err := e.sfn.WaitForCompletion(ctx, arn)
+	require.NoError(e.t, err, "execution %s did not finish", arn)
+	return x
+}
+
+func (e *env) purchase(id string) purchase.Purchase {
+	e.t.Helper()
+	p, err := e.store.Purchases.Get(e.ctx, id)
+	require.NoError(e.t, err)
+	return p
+}
+
+// seats returns (free, held, taken).
+func (e *env) seats(intensiveID string) [3]int {
+	e.t.Helper()
+	in, err := e.store.Intensives.Get(e.ctx, intensiveID)
+	require.NoError(e.t, err)
+	return [3]int{in.SeatsFree(), in.SeatsHeld(), in.SeatsTaken()}
+}
+
+// waitFor polls cond until it holds, for at most ten seconds of real time.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// waitingForPayment waits until the saga waits for the webhook: the purchase
+// is payment_pending and its task token is stored.
+func (e *env) waitingForPayment(id string) purchase.Purchase {
+	e.t.Helper()
+	var p purchase.Purchase
+	e.waitFor("the saga to wait for the payment of "+id, func() bool {
+		p = e.purchase(id)
+		return p.Status() == purchase.StatusPaymentPending && p.TaskToken() != ""
+	})
+	return p
+}
+
+// settle plays the student at the checkout page, then waits for the
+// purchase to leave status from, with virtual time stopped meanwhile.
+func (e *env) settle(p purchase.Purchase, to sandbox.Status, from purchase.Status) purchase.Purchase {
+	e.t.Helper()
+	var got purchase.Purchase
+	e.frozen(func() {
+		_, err := e.sb.SettlePayment(p.PaymentID(), to)
+		require.NoError(e.t, err)
+		e.waitFor("the webhook's effect on "+p.ID(), func() bool {
+			got = e.purchase(p.ID())
+			return got.Status() != from
+		})
+	})
+	return got
+}
+
+func statuses(p purchase.Purchase) []purchase.Status {
+	var out []purchase.Status
+	for _, h := range p.History() {
+		out = append(out, h.Status)
+	}
+	return out
+}
+
+// at returns when the purchase entered a status.
+func at(t *testing.T, p purchase.Purchase, s purchase.Status) time.Time {
+	t.Helper()
+	for _, h := range p.History() {
+		if h.Status == s {
+			return h.At
+		}
+	}
+	t.Fatalf("purchase %s never was %s", p.ID(), s)
+	return time.Time{}
+}

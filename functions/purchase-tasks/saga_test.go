@@ -1,0 +1,194 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/localcloud/sfn"
+	sandbox "github.com/clubdev/club/internal/sandbox/payment"
+)
+
+// Happy path: reserved → payment_pending with a payment id → the student
+// pays → the webhook completes the wait → confirmed, one seat taken.
+func TestSagaHappyPath(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := e.intensive(2)
+	p := e.buy(in.ID(), "student-1")
+	require.Equal(t, [3]int{1, 1, 0}, e.seats(in.ID()))
+	arn := e.startSaga(p)
+
+	waiting := e.waitingForPayment(p.ID())
+	require.NotEmpty(t, waiting.PaymentID())
+	require.NotEmpty(t, waiting.CheckoutURL())
+	// A republished purchase.requested starts nothing new.
+	_, err := e.sfn.StartExecution(e.ctx, sfn.StartExecutionInput{StateMachineArn: e.machine, Name: p.ID(), Input: mustExecutionInput(t, e, arn)})
+	require.NoError(t, err)
+
+	e.settle(waiting, sandbox.StatusSucceeded, purchase.StatusPaymentPending)
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusConfirmed, got.Status())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusConfirmed}, statuses(got))
+	require.Equal(t, [3]int{1, 0, 1}, e.seats(in.ID()))
+	require.Empty(t, got.TaskToken())
+	pay, ok := e.sb.Payment(got.PaymentID())
+	require.True(t, ok)
+	require.Equal(t, p.ID(), pay.Reference)
+	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
+	require.Len(t, mustList(t, e), 1, "one execution for the purchase")
+}
+
+// Duplicate webhooks (the provider sends each twice): the second changes
+// nothing and is answered 200.
+func TestSagaDuplicateWebhooks(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultDuplicateWebhooks}))
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	e.settle(e.waitingForPayment(p.ID()), sandbox.StatusSucceeded, purchase.StatusPaymentPending)
+	require.Equal(t, sfn.StatusSucceeded, e.finish(arn).Status)
+	e.waitFor("the duplicate webhook", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 2 })
+	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent, purchase.OutcomeUnchanged}, e.outcomes(purchase.EventPaymentSucceeded))
+	require.Equal(t, purchase.StatusConfirmed, e.purchase(p.ID()).Status())
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+}
+
+// No payment: at the hold deadline the saga asks the provider, which says
+// pending, and the purchase expires within a minute of the deadline; the
+// seat is free again for another student.
+func TestSagaNoPaymentExpiresAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.autoAdvance()
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	x := e.finish(e.startSaga(p))
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusExpired, got.Status())
+	require.Equal(t, []purchase.Status{
+		purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusCheckingPayment, purchase.StatusExpired,
+	}, statuses(got))
+	expiredAt := at(t, got, purchase.StatusExpired)
+	require.False(t, expiredAt.Before(got.HoldExpiresAt()), "not before the deadline")
+	require.LessOrEqual(t, expiredAt.Sub(got.HoldExpiresAt()), time.Minute, "the seat is released within 60 s of the deadline")
+	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+	require.Contains(t, got.Note(), "pending")
+
+	next := e.buy(in.ID(), "student-2")
+	require.Equal(t, purchase.StatusReserved, next.Status())
+	require.Equal(t, [3]int{0, 1, 0}, e.seats(in.ID()))
+}
+
+// Payment failed: the webhook fails the wait, the purchase expires and the
+// seat is released.
+func TestSagaPaymentFailedExpires(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	e.settle(e.waitingForPayment(p.ID()), sandbox.StatusFailed, purchase.StatusPaymentPending)
+	require.Equal(t, sfn.StatusSucceeded, e.finish(arn).Status)
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusExpired, got.Status())
+	require.Equal(t, purchase.ProviderFailed, got.PaymentStatus())
+	require.Contains(t, got.Note(), purchase.TaskErrorPaymentFailed)
+	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentFailed))
+}
+
+// The webhook never arrives but the provider says succeeded: confirmed by
+// way of checking_payment.
+func TestSagaNoWebhookButPaidIsConfirmedByChecking(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.dropWebhooks.Store(true)
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	waiting := e.waitingForPayment(p.ID())
+	_, err := e.sb.SettlePayment(waiting.PaymentID(), sandbox.StatusSucceeded)
+	require.NoError(t, err)
+	e.autoAdvance()
+	require.Equal(t, sfn.StatusSucceeded, e.finish(arn).Status)
+
+	got := e.purchase(p.ID())
+	require.Equal(t, []purchase.Status{
+		purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusCheckingPayment, purchase.StatusConfirmed,
+	}, statuses(got))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+}
+
+// The provider never answers at the deadline: the saga keeps the purchase
+// in checking_payment, asks again with bounded exponential backoff, then
+// hands it to a person. It never refunds, and the seat stays held for the
+// person to decide.
+func TestSagaProviderSilentNeedsReconciliation(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	e.waitingForPayment(p.ID())
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
+	e.autoAdvance()
+
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusFailed, x.Status)
+	require.Equal(t, "NeedsReconciliation", x.Error)
+	got := e.purchase(p.ID())
+	require.Equal(t, []purchase.Status{
+		purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusCheckingPayment, purchase.StatusNeedsReconciliation,
+	}, statuses(got))
+	require.Contains(t, got.Note(), "PaymentUnknown")
+	require.Equal(t, int64(7), e.provider.getPayment.Load(), "one check and six retries (MaxAttempts 6)")
+	require.Zero(t, e.provider.createRefund.Load(), "never a compensation for an unknown result")
+	require.Equal(t, [3]int{0, 1, 0}, e.seats(in.ID()))
+
+	checking := at(t, got, purchase.StatusCheckingPayment)
+	gaveUp := at(t, got, purchase.StatusNeedsReconciliation)
+	require.False(t, checking.Before(got.HoldExpiresAt()))
+	// Backoff 10 s doubling, capped at 120 s, with full jitter: at most
+	// 10+20+40+80+120+120 s of waiting.
+	require.LessOrEqual(t, gaveUp.Sub(checking), 390*time.Second)
+}
+
+// A saga that starts after the hold deadline (the relay was down) expires
+// the purchase without asking for a payment.
+func TestSagaStartedAfterTheDeadlineExpires(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	e.clk.Advance(16 * time.Minute)
+	require.Equal(t, sfn.StatusSucceeded, e.finish(e.startSaga(p)).Status)
+	got := e.purchase(p.ID())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusExpired}, statuses(got))
+	require.Contains(t, got.Note(), "HoldExpired")
+	require.Empty(t, got.PaymentID(), "no payment was requested")
+	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+}
+
+func mustList(t *testing.T, e *env) []sfn.Execution {
+	t.Helper()
+	xs, err := e.sfn.ListExecutions(e.ctx, e.machine, "")
+	require.NoError(t, err)
+	return xs
+}
+
+func mustExecutionInput(t *testing.T, e *env, arn string) string {
+	t.Helper()
+	x, err := e.sfn.DescribeExecution(e.ctx, arn)
+	require.NoError(t, err)
+	return x.Input
+}

@@ -1,0 +1,361 @@
+package purchase
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/clubdev/club/internal/club"
+)
+
+// ProviderStatus is the status of a payment or refund as the payment
+// provider last reported it (SPEC §7.2): pending, then succeeded or failed.
+type ProviderStatus string
+
+const (
+	ProviderPending   ProviderStatus = "pending"
+	ProviderSucceeded ProviderStatus = "succeeded"
+	ProviderFailed    ProviderStatus = "failed"
+)
+
+// Final reports whether the provider will not change the status again.
+func (s ProviderStatus) Final() bool { return s == ProviderSucceeded || s == ProviderFailed }
+
+// HistoryEntry is one status the purchase entered, and when.
+type HistoryEntry struct {
+	Status Status
+	At     time.Time
+}
+
+// PaymentKey is the idempotency key of the purchase's payment request. It is
+// derived from the purchase, so every retry of the request, by any process,
+// sends the same key and the provider creates one payment.
+func PaymentKey(purchaseID string) string { return "pay-" + purchaseID }
+
+// RefundKey is the idempotency key of the purchase's refund: the
+// compensation is a new operation with its own stable key (SPEC §1.16).
+func RefundKey(purchaseID string) string { return "refund-" + purchaseID }
+
+// Purchase is one student's attempt to buy a seat of an intensive: the
+// business status of the saga (SPEC §6) and what it knows about the money.
+// Its methods enforce the transition table; each is a no-op when the
+// purchase is already where the method would take it (an exact repeat), so
+// a retried step or a duplicate webhook changes nothing.
+type Purchase struct {
+	id            string
+	intensiveID   string
+	studentID     string
+	price         Price
+	status        Status
+	createdAt     time.Time
+	holdExpiresAt time.Time
+
+	paymentID     string
+	checkoutURL   string
+	paymentStatus ProviderStatus
+
+	refundID     string
+	refundStatus ProviderStatus
+	latePayment  bool
+
+	taskToken string
+	note      string
+	history   []HistoryEntry
+}
+
+// New returns a reserved purchase of a seat of in, holding it until now +
+// the intensive's hold duration.
+func New(id string, in Intensive, studentID string, now time.Time) (Purchase, error) {
+	switch {
+	case id == "":
+		return Purchase{}, club.Invalid("purchase_id", "is required")
+	case in.ID() == "":
+		return Purchase{}, club.Invalid("intensive_id", "is required")
+	case studentID == "":
+		return Purchase{}, club.Invalid("student_id", "is required")
+	case now.IsZero():
+		return Purchase{}, club.Invalid("created_at", "is required")
+	}
+	now = now.UTC()
+	return Purchase{
+		id: id, intensiveID: in.ID(), studentID: studentID, price: in.Price(),
+		status: StatusReserved, createdAt: now, holdExpiresAt: now.Add(in.HoldDuration()),
+		history: []HistoryEntry{{Status: StatusReserved, At: now}},
+	}, nil
+}
+
+func (p Purchase) ID() string                    { return p.id }
+func (p Purchase) IntensiveID() string           { return p.intensiveID }
+func (p Purchase) StudentID() string             { return p.studentID }
+func (p Purchase) Price() Price                  { return p.price }
+func (p Purchase) Status() Status                { return p.status }
+func (p Purchase) CreatedAt() time.Time          { return p.createdAt }
+func (p Purchase) HoldExpiresAt() time.Time      { return p.holdExpiresAt }
+func (p Purchase) PaymentID() string             { return p.paymentID }
+func (p Purchase) CheckoutURL() string           { return p.checkoutURL }
+func (p Purchase) PaymentStatus() ProviderStatus { return p.paymentStatus }
+func (p Purchase) RefundID() string              { return p.refundID }
+func (p Purchase) RefundStatus() ProviderStatus  { return p.refundStatus }
+
+// LatePayment reports whether the refund is for a payment that arrived after
+// the hold expired (rather than for access that could not be granted).
+func (p Purchase) LatePayment() bool { return p.latePayment }
+
+// TaskToken is the Step Functions token of the saga's wait for the payment
+// webhook, set only while the purchase is payment_pending. Never show it to
+// clients: it completes the wait.
+func (p Purchase) TaskToken() string { return p.taskToken }
+
+// Note says why the purchase is expired or needs reconciliation, for people.
+func (p Purchase) Note() string { return p.note }
+
+// History returns the statuses the purchase entered, oldest first.
+func (p Purchase) History() []HistoryEntry { return slices.Clone(p.history) }
+
+// PaymentKey and RefundKey are the purchase's stable idempotency keys.
+func (p Purchase) PaymentKey() string { return PaymentKey(p.id) }
+func (p Purchase) RefundKey() string  { return RefundKey(p.id) }
+
+// HoldExpired reports whether the hold deadline has passed at now.
+func (p Purchase) HoldExpired(now time.Time) bool { return !now.Before(p.holdExpiresAt) }
+
+// VisibleTo reports whether a user may see the purchase: only its student.
+func (p Purchase) VisibleTo(userID string) bool { return userID != "" && userID == p.studentID }
+
+// moveTo is every status change: it refuses what the table does not allow
+// and appends to the history. Moving to the current status is a no-op.
+func (p *Purchase) moveTo(to Status, at time.Time) error {
+	if p.status == to {
+		return nil
+	}
+	if !CanTransition(p.status, to) {
+		return &TransitionError{From: p.status, To: to}
+	}
+	p.status = to
+	p.history = append(p.history, HistoryEntry{Status: to, At: at.UTC()})
+	if to != StatusPaymentPending {
+		p.taskToken = "" // only the wait for the webhook uses it
+	}
+	return nil
+}
+
+// adoptPayment records the provider's payment id, or checks it against the
+// one recorded.
+func (p *Purchase) adoptPayment(paymentID string) error {
+	switch {
+	case paymentID == "":
+		return fmt.Errorf("purchase %s: empty payment id", p.id)
+	case p.paymentID == "":
+		p.paymentID = paymentID
+	case p.paymentID != paymentID:
+		return fmt.Errorf("purchase %s has payment %s, not %s: %w", p.id, p.paymentID, paymentID, ErrPaymentMismatch)
+	}
+	return nil
+}
+
+// observePayment keeps the most final status seen: providers' notifications
+// and reads can arrive out of order, and a final status never reverts.
+func (p *Purchase) observePayment(s ProviderStatus) {
+	if !p.paymentStatus.Final() && s != "" {
+		p.paymentStatus = s
+	}
+}
+
+// RecordPayment: the provider created the payment (reserved →
+// payment_pending).
+func (p *Purchase) RecordPayment(paymentID, checkoutURL string, status ProviderStatus, at time.Time) error {
+	if err := p.adoptPayment(paymentID); err != nil {
+		return err
+	}
+	if err := p.moveTo(StatusPaymentPending, at); err != nil {
+		return err
+	}
+	if p.checkoutURL == "" {
+		p.checkoutURL = checkoutURL
+	}
+	p.observePayment(status)
+	return nil
+}
+
+// ObservePayment records what the provider says about the purchase's
+// payment (a webhook or a status read), without changing the purchase's
+// status: the saga decides what it means. A payment id other than the
+// recorded one is ErrPaymentMismatch.
+func (p *Purchase) ObservePayment(paymentID string, status ProviderStatus) error {
+	if err := p.adoptPayment(paymentID); err != nil {
+		return err
+	}
+	p.observePayment(status)
+	return nil
+}
+
+// AttachTaskToken stores the token of the saga's wait for the webhook; it
+// is refused (ErrStaleStep) unless the purchase is payment_pending.
+func (p *Purchase) AttachTaskToken(token string) error {
+	if p.status != StatusPaymentPending {
+		return fmt.Errorf("purchase %s is %s, not waiting for payment: %w", p.id, p.status, ErrStaleStep)
+	}
+	if token == "" {
+		return fmt.Errorf("purchase %s: empty task token", p.id)
+	}
+	p.taskToken = token
+	return nil
+}
+
+// StartChecking: the hold deadline passed without a webhook; the saga asks
+// the provider (payment_pending → checking_payment).
+func (p *Purchase) StartChecking(at time.Time) error { return p.moveTo(StatusCheckingPayment, at) }
+
+// Confirm: the payment succeeded and access is granted (→ confirmed). It
+// needs a payment observed as succeeded.
+func (p *Purchase) Confirm(at time.Time) error {
+	if p.status != StatusConfirmed && p.paymentStatus != ProviderSucceeded {
+		return fmt.Errorf("purchase %s: confirm needs a succeeded payment, the provider said %q", p.id, p.paymentStatus)
+	}
+	return p.moveTo(StatusConfirmed, at)
+}
+
+// Expire: no payment in time (→ expired; the hold is released). It refuses
+// with ErrPaymentSucceeded once a succeeded payment has been observed: that
+// money arrived while the seat was still held, so the seat is the student's.
+func (p *Purchase) Expire(note string, at time.Time) error {
+	if p.status == StatusExpired {
+		return nil
+	}
+	if !CanTransition(p.status, StatusExpired) {
+		return &TransitionError{From: p.status, To: StatusExpired}
+	}
+	if p.paymentStatus == ProviderSucceeded {
+		return fmt.Errorf("purchase %s: not expiring: %w", p.id, ErrPaymentSucceeded)
+	}
+	if err := p.moveTo(StatusExpired, at); err != nil {
+		return err
+	}
+	p.note = note
+	return nil
+}
+
+// BeginRefund records the refund intent (→ refund_pending). From expired it
+// is a late payment, and the seat counters stay as they are; from
+// payment_pending or checking_payment the paid purchase could not be granted
+// access, and the hold is released. It needs a payment observed as
+// succeeded: only money received is refunded.
+func (p *Purchase) BeginRefund(note string, at time.Time) error {
+	if p.status == StatusRefundPending {
+		return nil
+	}
+	if p.paymentStatus != ProviderSucceeded {
+		return fmt.Errorf("purchase %s: refund needs a succeeded payment, the provider said %q", p.id, p.paymentStatus)
+	}
+	late := p.status == StatusExpired
+	if err := p.moveTo(StatusRefundPending, at); err != nil {
+		return err
+	}
+	p.latePayment = late
+	p.note = note
+	return nil
+}
+
+// RefundRequested reports whether a refund intent was recorded.
+func (p Purchase) RefundRequested() bool {
+	return slices.ContainsFunc(p.history, func(h HistoryEntry) bool { return h.Status == StatusRefundPending })
+}
+
+// RecordRefund records the provider's refund for the purchase and its
+// status. The purchase must have a refund intent.
+func (p *Purchase) RecordRefund(refundID string, status ProviderStatus) error {
+	if !p.RefundRequested() {
+		return fmt.Errorf("purchase %s is %s and has no refund: %w", p.id, p.status, ErrStaleStep)
+	}
+	switch {
+	case refundID == "":
+		return fmt.Errorf("purchase %s: empty refund id", p.id)
+	case p.refundID == "":
+		p.refundID = refundID
+	case p.refundID != refundID:
+		// One stable key gives one refund: another id is not ours.
+		return fmt.Errorf("purchase %s has refund %s, not %s: %w", p.id, p.refundID, refundID, ErrPaymentMismatch)
+	}
+	if !p.refundStatus.Final() && status != "" {
+		p.refundStatus = status
+	}
+	return nil
+}
+
+// MarkRefunded: the provider confirmed the refund (→ refunded). It needs a
+// refund recorded as succeeded.
+func (p *Purchase) MarkRefunded(at time.Time) error {
+	if p.status != StatusRefunded && p.refundStatus != ProviderSucceeded {
+		return fmt.Errorf("purchase %s: refunded needs a succeeded refund, the provider said %q", p.id, p.refundStatus)
+	}
+	return p.moveTo(StatusRefunded, at)
+}
+
+// NeedReconciliation: the saga gave up without a definite answer (→
+// needs_reconciliation); note says what is unknown, for the person who acts.
+func (p *Purchase) NeedReconciliation(note string, at time.Time) error {
+	if p.status == StatusNeedsReconciliation {
+		return nil
+	}
+	if err := p.moveTo(StatusNeedsReconciliation, at); err != nil {
+		return err
+	}
+	p.note = note
+	return nil
+}
+
+// Snapshot is the stored form of a purchase.
+type Snapshot struct {
+	ID            string
+	IntensiveID   string
+	StudentID     string
+	Price         Price
+	Status        Status
+	CreatedAt     time.Time
+	HoldExpiresAt time.Time
+	PaymentID     string
+	CheckoutURL   string
+	PaymentStatus ProviderStatus
+	RefundID      string
+	RefundStatus  ProviderStatus
+	LatePayment   bool
+	TaskToken     string
+	Note          string
+	History       []HistoryEntry
+}
+
+// FromSnapshot rehydrates a stored purchase without validation.
+func FromSnapshot(s Snapshot) Purchase {
+	return Purchase{
+		id: s.ID, intensiveID: s.IntensiveID, studentID: s.StudentID, price: s.Price,
+		status: s.Status, createdAt: s.CreatedAt, holdExpiresAt: s.HoldExpiresAt,
+		paymentID: s.PaymentID, checkoutURL: s.CheckoutURL, paymentStatus: s.PaymentStatus,
+		refundID: s.RefundID, refundStatus: s.RefundStatus, latePayment: s.LatePayment,
+		taskToken: s.TaskToken, note: s.Note, history: slices.Clone(s.History),
+	}
+}
+
+// Snapshot returns the stored form of the purchase.
+func (p Purchase) Snapshot() Snapshot {
+	return Snapshot{
+		ID: p.id, IntensiveID: p.intensiveID, StudentID: p.studentID, Price: p.price,
+		Status: p.status, CreatedAt: p.createdAt, HoldExpiresAt: p.holdExpiresAt,
+		PaymentID: p.paymentID, CheckoutURL: p.checkoutURL, PaymentStatus: p.paymentStatus,
+		RefundID: p.refundID, RefundStatus: p.refundStatus, LatePayment: p.latePayment,
+		TaskToken: p.taskToken, Note: p.note, History: slices.Clone(p.history),
+	}
+}
+
+// Equal reports whether two purchases are the same in every stored field:
+// what a store compares to skip a write that would change nothing.
+func (p Purchase) Equal(q Purchase) bool {
+	return p.id == q.id && p.intensiveID == q.intensiveID && p.studentID == q.studentID &&
+		p.price == q.price && p.status == q.status &&
+		p.createdAt.Equal(q.createdAt) && p.holdExpiresAt.Equal(q.holdExpiresAt) &&
+		p.paymentID == q.paymentID && p.checkoutURL == q.checkoutURL && p.paymentStatus == q.paymentStatus &&
+		p.refundID == q.refundID && p.refundStatus == q.refundStatus && p.latePayment == q.latePayment &&
+		p.taskToken == q.taskToken && p.note == q.note &&
+		slices.EqualFunc(p.history, q.history, func(a, b HistoryEntry) bool {
+			return a.Status == b.Status && a.At.Equal(b.At)
+		})
+}

@@ -1,0 +1,106 @@
+package purchase
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The table of allowed transitions, written out independently of the
+// implementation: every pair of statuses is checked, allowed or refused.
+func TestTransitionTable(t *testing.T) {
+	t.Parallel()
+	const (
+		R  = StatusReserved
+		PP = StatusPaymentPending
+		CP = StatusCheckingPayment
+		C  = StatusConfirmed
+		E  = StatusExpired
+		RP = StatusRefundPending
+		RF = StatusRefunded
+		NR = StatusNeedsReconciliation
+	)
+	allowed := map[[2]Status]SeatEffect{
+		{R, PP}:  SeatUnchanged,
+		{R, E}:   SeatReleased,
+		{R, NR}:  SeatUnchanged,
+		{PP, C}:  SeatTaken,
+		{PP, CP}: SeatUnchanged,
+		{PP, E}:  SeatReleased,
+		{PP, RP}: SeatReleased,
+		{PP, NR}: SeatUnchanged,
+		{CP, C}:  SeatTaken,
+		{CP, E}:  SeatReleased,
+		{CP, RP}: SeatReleased,
+		{CP, NR}: SeatUnchanged,
+		{E, RP}:  SeatUnchanged, // late payment: never a seat back
+		{RP, RF}: SeatUnchanged,
+		{RP, NR}: SeatUnchanged,
+		{NR, RF}: SeatUnchanged,
+	}
+	all := Statuses()
+	require.Len(t, all, 8)
+	checked := 0
+	for _, from := range all {
+		for _, to := range all {
+			t.Run(fmt.Sprintf("%s->%s", from, to), func(t *testing.T) {
+				want, ok := allowed[[2]Status{from, to}]
+				require.Equal(t, ok, CanTransition(from, to))
+				effect, got := SeatEffectOf(from, to)
+				require.Equal(t, ok, got)
+				if ok {
+					require.Equal(t, want, effect)
+				}
+			})
+			checked++
+		}
+	}
+	require.Equal(t, 64, checked)
+}
+
+// Seat accounting: a transition's seat effect is exactly the change in
+// whether the purchase holds or owns a seat.
+func TestSeatEffectsKeepTheCounters(t *testing.T) {
+	t.Parallel()
+	for e, effect := range transitions {
+		from, to := seatAccounting[e.from], seatAccounting[e.to]
+		var want SeatEffect
+		switch {
+		case to == seatAmbiguous, from == to:
+			want = SeatUnchanged // needs_reconciliation keeps what it had
+		case from == seatHeld && to == seatNone:
+			want = SeatReleased
+		case from == seatHeld && to == seatOwned:
+			want = SeatTaken
+		case from == seatAmbiguous && to == seatNone:
+			want = SeatUnchanged // only a purchase without a hold gets refunded from there (MarkRefunded needs a refund intent)
+		default:
+			t.Fatalf("%s -> %s moves a seat in a way the counters cannot express", e.from, e.to)
+		}
+		require.Equal(t, want, effect, "%s -> %s", e.from, e.to)
+	}
+}
+
+func TestFinalStatuses(t *testing.T) {
+	t.Parallel()
+	var final []Status
+	for _, s := range Statuses() {
+		require.True(t, s.Valid())
+		if s.Final() {
+			final = append(final, s)
+		}
+	}
+	require.ElementsMatch(t, []Status{StatusConfirmed, StatusRefunded}, final)
+	require.False(t, Status("paid").Valid())
+}
+
+func TestTransitionError(t *testing.T) {
+	t.Parallel()
+	var err error = &TransitionError{From: StatusConfirmed, To: StatusExpired}
+	require.ErrorIs(t, err, ErrInvalidTransition)
+	require.ErrorIs(t, fmt.Errorf("wrapped: %w", err), ErrInvalidTransition)
+	require.False(t, errors.Is(err, ErrStaleStep))
+	require.Equal(t, "purchase cannot go from confirmed to expired", err.Error())
+}

@@ -1,0 +1,170 @@
+package purchase_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/club/purchase/purchasetest"
+	"github.com/clubdev/club/internal/payment"
+)
+
+type stepsFixture struct {
+	*webhookFixture
+	provider *fakeProvider
+	steps    *purchase.Steps
+}
+
+func setupSteps(t *testing.T) *stepsFixture {
+	t.Helper()
+	w := setupWebhooks(t)
+	s := &stepsFixture{webhookFixture: w, provider: &fakeProvider{}}
+	steps, err := purchase.NewSteps(purchase.StepsDeps{Store: w.mem, Payments: s.provider, Callbacks: w.cb, Now: w.Now})
+	require.NoError(t, err)
+	s.steps = steps
+	return s
+}
+
+// The provider's answer classes become the steps' errors; a failed request
+// changes nothing.
+func TestRequestPaymentClassifiesTheProvider(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		providerErr error
+		want        error
+	}{
+		{fmt.Errorf("%w: timeout", payment.ErrUnknown), purchase.ErrPaymentUnknown},
+		{fmt.Errorf("%w: 429", payment.ErrUnavailable), purchase.ErrProviderUnavailable},
+		{fmt.Errorf("%w: 400", payment.ErrRejected), purchase.ErrPaymentRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want.Error(), func(t *testing.T) {
+			t.Parallel()
+			s := setupSteps(t)
+			in := s.Intensive(1)
+			p := s.Buy(in.ID(), "student-1")
+			s.provider.payErr = tt.providerErr
+			_, err := s.steps.RequestPayment(s.Ctx, p.ID())
+			require.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, tt.providerErr, "the provider's error is kept")
+			require.Equal(t, purchase.StatusReserved, s.Purchase(p.ID()).Status())
+		})
+	}
+}
+
+func TestRequestPayment(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	in := s.Intensive(1)
+	p := s.Buy(in.ID(), "student-1")
+	s.provider.pay = payment.Payment{ID: "pay_1", Status: payment.StatusPending, CheckoutURL: "http://checkout/pay_1"}
+	s.Advance(100*time.Second + 300*time.Millisecond)
+
+	got, err := s.steps.RequestPayment(s.Ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, purchase.PaymentRequested{PaymentID: "pay_1", WaitSeconds: 800}, got, "900 s hold, 100.3 s gone: 799.7 s left, rounded up")
+	stored := s.Purchase(p.ID())
+	require.Equal(t, purchase.StatusPaymentPending, stored.Status())
+	require.Equal(t, "http://checkout/pay_1", stored.CheckoutURL())
+
+	again, err := s.steps.RequestPayment(s.Ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, got, again, "a repeat returns the recorded payment")
+	require.Equal(t, 1, s.provider.calls, "without asking again")
+
+	s.Advance(time.Hour)
+	again, err = s.steps.RequestPayment(s.Ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, int64(1), again.WaitSeconds, "past the deadline the wait is the minimum, then the check")
+}
+
+func TestRequestPaymentAfterTheDeadline(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	in := s.Intensive(1)
+	p := s.Buy(in.ID(), "student-1")
+	s.Advance(15 * time.Minute)
+	_, err := s.steps.Hold(s.Ctx, p.ID())
+	require.ErrorIs(t, err, purchase.ErrHoldExpired)
+	_, err = s.steps.RequestPayment(s.Ctx, p.ID())
+	require.ErrorIs(t, err, purchase.ErrHoldExpired)
+	require.Zero(t, s.provider.calls, "no payment is asked for after the deadline")
+}
+
+// A lagging provider read does not undo what a webhook said.
+func TestCheckPaymentKeepsTheMostFinalStatus(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	p := s.waiting()
+	require.NoError(t, s.steps.StartChecking(s.Ctx, p.ID()))
+	_, err := s.deliver(paid(p))
+	require.NoError(t, err)
+	require.Empty(t, s.cb.success, "the wait is over: nothing to complete")
+
+	s.provider.pay = payment.Payment{ID: "pay_1", Status: payment.StatusPending}
+	out, err := s.steps.CheckPayment(s.Ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, purchase.ProviderSucceeded, out.PaymentStatus)
+
+	// The saga would now grant; an expiry racing it is refused.
+	require.ErrorIs(t, s.steps.Expire(s.Ctx, p.ID(), "pending at the deadline"), purchase.ErrPaymentSucceeded)
+	require.NoError(t, s.steps.Grant(s.Ctx, p.ID()))
+	require.Equal(t, purchase.StatusConfirmed, s.Purchase(p.ID()).Status())
+}
+
+func TestCheckPaymentUnknown(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	p := s.waiting()
+	require.NoError(t, s.steps.StartChecking(s.Ctx, p.ID()))
+	s.provider.payErr = fmt.Errorf("%w: no answer", payment.ErrUnknown)
+	_, err := s.steps.CheckPayment(s.Ctx, p.ID())
+	require.ErrorIs(t, err, purchase.ErrPaymentUnknown)
+	require.NoError(t, s.steps.NeedReconciliation(s.Ctx, p.ID(), "PaymentUnknown: no answer"))
+	got := s.Purchase(p.ID())
+	require.Equal(t, purchase.StatusNeedsReconciliation, got.Status())
+	_, held, _ := s.Seats(p.IntensiveID())
+	require.Equal(t, 1, held, "the hold is kept for the person who decides")
+}
+
+func TestRefundSteps(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	p := s.waiting()
+	_, err := s.deliver(paid(p))
+	require.NoError(t, err)
+
+	_, err = s.steps.Refund(s.Ctx, p.ID())
+	require.ErrorIs(t, err, purchase.ErrStaleStep, "no refund intent yet")
+	require.NoError(t, s.steps.BeginRefund(s.Ctx, p.ID(), "GrantFailed"))
+
+	s.provider.refundErr = fmt.Errorf("%w: refund_unavailable", payment.ErrUnavailable)
+	_, err = s.steps.Refund(s.Ctx, p.ID())
+	require.ErrorIs(t, err, purchase.ErrProviderUnavailable)
+	require.Equal(t, purchase.StatusRefundPending, s.Purchase(p.ID()).Status())
+
+	s.provider.refundErr = nil
+	s.provider.refund = payment.Refund{ID: "re_1", PaymentID: "pay_1", Status: payment.StatusPending}
+	st, err := s.steps.Refund(s.Ctx, p.ID())
+	require.NoError(t, err)
+	require.Equal(t, purchase.RefundState{RefundID: "re_1", RefundStatus: purchase.ProviderPending}, st)
+	require.ErrorIs(t, s.steps.CheckRefund(s.Ctx, p.ID()), purchase.ErrRefundPending)
+
+	s.provider.refund.Status = payment.StatusFailed
+	require.ErrorIs(t, s.steps.CheckRefund(s.Ctx, p.ID()), purchase.ErrRefundFailed)
+	require.NoError(t, s.steps.NeedReconciliation(s.Ctx, p.ID(), "RefundFailed"))
+	require.Equal(t, purchase.StatusNeedsReconciliation, s.Purchase(p.ID()).Status())
+}
+
+func TestNewStepsNeedsItsPorts(t *testing.T) {
+	t.Parallel()
+	_, err := purchase.NewSteps(purchase.StepsDeps{})
+	require.ErrorContains(t, err, "Store")
+	require.ErrorContains(t, err, "Payments")
+	require.ErrorContains(t, err, "Callbacks")
+	_, err = purchase.NewWebhooks(purchase.WebhooksDeps{Store: purchasetest.NewMemory()})
+	require.ErrorContains(t, err, "Secret")
+}
