@@ -77,7 +77,9 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 		require.NotEmpty(t, st.Queues[logical], logical)
 	}
 	require.NotEmpty(t, st.Topics["ClubEventsTopic"])
-	require.Len(t, st.Functions, 6)
+	require.Len(t, st.Functions, 7)
+	require.NotEmpty(t, st.StateMachines["PurchaseStateMachine"])
+	require.Equal(t, st.StateMachines["PurchaseStateMachine"], st.Outputs["PurchaseStateMachineArn"])
 
 	children := descendants(cmd.Process.Pid)
 	require.NotEmpty(t, children, "functions run as child processes")

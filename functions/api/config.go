@@ -12,6 +12,14 @@ import (
 // Config is the API's configuration, read once at start.
 type Config struct {
 	config.Globals
+	// PaymentWebhookSecret is the payment provider's shared HMAC key
+	// (PAYMENT_WEBHOOK_SECRET, required): webhooks signed with anything else
+	// are refused.
+	PaymentWebhookSecret []byte
+	// PurchaseStateMachineARN is the purchase saga
+	// (PURCHASE_STATE_MACHINE_ARN, required): the webhook completes its
+	// waits and starts the refund of a late payment.
+	PurchaseStateMachineARN string
 	// LogLevel is AWS_LAMBDA_LOG_LEVEL (set by Lambda's logging config),
 	// default INFO.
 	LogLevel slog.Level
@@ -25,6 +33,14 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	var err error
 	if cfg.Globals, err = config.LoadGlobals(getenv); err != nil {
 		errs = append(errs, err)
+	}
+	if v := getenv("PAYMENT_WEBHOOK_SECRET"); v != "" {
+		cfg.PaymentWebhookSecret = []byte(v)
+	} else {
+		errs = append(errs, errors.New("PAYMENT_WEBHOOK_SECRET is required"))
+	}
+	if cfg.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); cfg.PurchaseStateMachineARN == "" {
+		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))
 	}
 	if cfg.LogLevel, err = obs.ParseLevel(getenv("AWS_LAMBDA_LOG_LEVEL")); err != nil {
 		errs = append(errs, fmt.Errorf("AWS_LAMBDA_LOG_LEVEL: %w", err))

@@ -1,12 +1,16 @@
 // Command api is the Club backend's HTTP API (SPEC §5) behind API Gateway's
 // HTTP API and its JWT authorizer: classes, enrollments (idempotent create,
-// get, cancel), the teacher's roster and counters, the caller's profile and
+// get, cancel), the teacher's roster and counters, the caller's profile,
+// paid intensives and their purchases, the payment provider's webhook and
 // /healthz. Package internal/api does the work; this program only wires it
-// to DynamoDB. An enrollment is answered right after its transaction
-// commits; the confirmation e-mail follows through the outbox.
+// to DynamoDB and Step Functions. An enrollment is answered right after its
+// transaction commits; the confirmation e-mail follows through the outbox.
+// A purchase is answered once its seat is held; the saga follows through
+// the outbox, and the webhook hands the provider's news to it.
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
-// ADDRESS_POLICY, …) and, optionally, AWS_LAMBDA_LOG_LEVEL.
+// ADDRESS_POLICY, …), PAYMENT_WEBHOOK_SECRET, PURCHASE_STATE_MACHINE_ARN
+// and, optionally, AWS_LAMBDA_LOG_LEVEL.
 package main
 
 import (
@@ -18,10 +22,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -44,13 +51,35 @@ func main() {
 }
 
 // build loads the AWS configuration once (AWS_ENDPOINT_URL points it at an
-// emulator) and assembles the handler over the DynamoDB store.
+// emulator) and assembles the handler over the DynamoDB store and the
+// purchase state machine.
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
-	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
+	db := dynamodb.NewFromConfig(awsCfg)
+	st, err := store.New(db, cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	pst, err := store.NewPurchaseAdapters(db, cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	purchases, err := purchase.NewService(purchase.Deps{
+		Intensives: pst.Intensives, Store: pst.Purchases, Idempotency: st.Idempotency,
+	})
+	if err != nil {
+		return nil, err
+	}
+	saga, err := sfnclient.New(sfn.NewFromConfig(awsCfg), cfg.PurchaseStateMachineARN)
+	if err != nil {
+		return nil, err
+	}
+	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
+		Secret: cfg.PaymentWebhookSecret, Store: pst.Purchases, Callbacks: saga, Executions: saga,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +95,7 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	}
 	return api.New(api.Deps{
 		Classes: st.Classes, Enrollments: enrollments, Projections: st.Projections, Profiles: st.Profiles,
+		Purchases: purchases, Webhooks: webhooks,
 		Logger: logger,
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -48,12 +49,18 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if err != nil {
 		return nil, err
 	}
+	timeout := cfg.MailTimeout
+	if timeout == 0 {
+		timeout = mail.DefaultTimeout
+	}
 	n, err := NewNotifier(NotifierDeps{
 		Store:     st.Enrollments,
 		Addresses: profile.Resolver{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
-		Mailer:    mailer,
-		Logger:    logger,
-		Metrics:   os.Stdout,
+		// Throttled sends wait inside the invocation (see PatientMailer),
+		// leaving time for one more send and for recording its outcome.
+		Mailer:  &PatientMailer{Next: mailer, Margin: timeout + 2*time.Second},
+		Logger:  logger,
+		Metrics: os.Stdout,
 	})
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/emf"
+	"github.com/clubdev/club/internal/fault"
 	"github.com/clubdev/club/internal/mail"
 	"github.com/clubdev/club/internal/obs"
 )
@@ -155,6 +156,11 @@ func (n *Notifier) Notify(ctx context.Context, env events.Envelope, lastAttempt 
 	receipt, err := n.mailer.Send(ctx, IdempotencyKey(env.EventID), confirmation(to, p))
 	switch {
 	case err == nil:
+		// Accepted, not recorded: the next delivery asks again under the
+		// same key and the provider answers with the same message.
+		if err := fault.Inject(ctx, fault.NotifierAfterSend, env.EventID); err != nil {
+			return fmt.Errorf("notify enrollment %s: mail accepted (message %s) but not recorded: %w", p.EnrollmentID, receipt.MessageID, err)
+		}
 		return n.sent(ctx, env, p, receipt, to, e.Notification().Attempts())
 	case errors.Is(err, mail.ErrKeyReused):
 		// The key is this event's alone, so the provider accepted a message

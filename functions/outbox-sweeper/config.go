@@ -17,6 +17,10 @@ type Config struct {
 	config.Globals
 	// TopicARN is the events topic (EVENTS_TOPIC_ARN).
 	TopicARN string
+	// PurchaseStateMachineARN is the purchase saga's state machine
+	// (PURCHASE_STATE_MACHINE_ARN): purchase.requested starts an execution
+	// of it.
+	PurchaseStateMachineARN string
 	// PublishBatch turns on SNS PublishBatch (SNS_PUBLISH_BATCH, default
 	// false).
 	PublishBatch bool
@@ -45,6 +49,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	cfg.Globals = g
 	if cfg.TopicARN = getenv("EVENTS_TOPIC_ARN"); cfg.TopicARN == "" {
 		errs = append(errs, errors.New("EVENTS_TOPIC_ARN is required"))
+	}
+	if cfg.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); cfg.PurchaseStateMachineARN == "" {
+		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))
 	}
 	if v := getenv("SNS_PUBLISH_BATCH"); v != "" {
 		if cfg.PublishBatch, err = strconv.ParseBool(v); err != nil {

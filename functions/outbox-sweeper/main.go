@@ -6,9 +6,14 @@
 // deletes a row, and it logs and reports (EMF) the age of the oldest pending
 // row: a promise not kept yet.
 //
+// Rows are routed as the stream relay routes them: events to the topic,
+// purchase.requested to the purchase saga (StartExecution named after the
+// purchase, so a row the relay did publish starts nothing new).
+//
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
-// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, SWEEP_AFTER, and optionally
-// SWEEP_LIMIT, SWEEP_LEASE_TTL and SNS_PUBLISH_BATCH.
+// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN,
+// SWEEP_AFTER, and optionally SWEEP_LIMIT, SWEEP_LEASE_TTL and
+// SNS_PUBLISH_BATCH.
 package main
 
 import (
@@ -20,11 +25,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/relay"
+	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -59,10 +66,18 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if err != nil {
 		return nil, err
 	}
+	purchases, err := sfnclient.New(sfn.NewFromConfig(awsCfg), cfg.PurchaseStateMachineARN)
+	if err != nil {
+		return nil, err
+	}
+	workflows, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: purchases})
+	if err != nil {
+		return nil, err
+	}
 	dims := map[string]string{obs.DimFunction: functionName}
 	r, err := relay.New(relay.Config{
 		// The same routes as the stream relay (functions/relay).
-		Routes: relay.Routes{events.KindEvent: topic},
+		Routes: relay.Routes{events.KindEvent: topic, events.KindWorkflow: workflows},
 		Outbox: st.Outbox, Logger: logger, Metrics: os.Stdout, MetricDimensions: dims,
 	})
 	if err != nil {

@@ -16,11 +16,13 @@ func TestLoadConfig(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{
 		"CLUB_TABLE": "club", "OUTBOX_TABLE": "outbox", "OUTBOX_RETENTION": "7d",
-		"EVENTS_TOPIC_ARN": "arn:aws:sns:us-east-1:000000000000:club-events",
+		"EVENTS_TOPIC_ARN":           "arn:aws:sns:us-east-1:000000000000:club-events",
+		"PURCHASE_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:000000000000:stateMachine:club-purchase",
 	}
 	cfg, err := loadConfig(env(base))
 	require.NoError(t, err)
 	require.Equal(t, "arn:aws:sns:us-east-1:000000000000:club-events", cfg.TopicARN)
+	require.Equal(t, "arn:aws:states:us-east-1:000000000000:stateMachine:club-purchase", cfg.PurchaseStateMachineARN)
 	require.False(t, cfg.PublishBatch, "batching is off by default")
 	require.Equal(t, 7*24*time.Hour, cfg.Store().OutboxRetention)
 	require.Equal(t, slog.LevelInfo, cfg.LogLevel)
@@ -35,7 +37,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, slog.LevelDebug, cfg.LogLevel)
 
 	_, err = loadConfig(env(map[string]string{"SNS_PUBLISH_BATCH": "sometimes", "AWS_LAMBDA_LOG_LEVEL": "loud"}))
-	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "SNS_PUBLISH_BATCH", "AWS_LAMBDA_LOG_LEVEL"} {
+	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "PURCHASE_STATE_MACHINE_ARN is required", "SNS_PUBLISH_BATCH", "AWS_LAMBDA_LOG_LEVEL"} {
 		require.ErrorContains(t, err, want, "every problem at once")
 	}
 }

@@ -1,13 +1,16 @@
 // Command relay is the outbox relay (SPEC §1.14, §2). Its event source is the
 // outbox table's stream (INSERT records only): for each new outbox row, in
 // stream order, it publishes the envelope to the events topic with message
-// attributes "type" and "event_id", then marks the row published. A record it
-// cannot relay is reported as the batch's first failure and the stream retries
-// from it; the outbox sweeper catches whatever the stream gives up on.
+// attributes "type" and "event_id" (a workflow row, purchase.requested,
+// starts the purchase saga's execution named after the purchase instead),
+// then marks the row published. A record it cannot relay is reported as the
+// batch's first failure and the stream retries from it; the outbox sweeper
+// catches whatever the stream gives up on.
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
-// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, and optionally SNS_PUBLISH_BATCH
-// (true to publish with PublishBatch, 10 messages a call).
+// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN, and
+// optionally SNS_PUBLISH_BATCH (true to publish with PublishBatch, 10
+// messages a call).
 package main
 
 import (
@@ -19,11 +22,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/relay"
+	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -58,10 +63,18 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if err != nil {
 		return nil, err
 	}
+	purchases, err := sfnclient.New(sfn.NewFromConfig(awsCfg), cfg.PurchaseStateMachineARN)
+	if err != nil {
+		return nil, err
+	}
+	workflows, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: purchases})
+	if err != nil {
+		return nil, err
+	}
 	r, err := relay.New(relay.Config{
-		// Jobs and workflows get their routes with the features that
-		// produce them; until then their rows fail with ErrNoRoute.
-		Routes: relay.Routes{events.KindEvent: topic},
+		// Jobs get their route with the feature that produces them;
+		// until then their rows fail with ErrNoRoute.
+		Routes: relay.Routes{events.KindEvent: topic, events.KindWorkflow: workflows},
 		Outbox: st.Outbox, Logger: logger, Metrics: os.Stdout,
 		MetricDimensions: map[string]string{obs.DimFunction: functionName},
 	})

@@ -5,13 +5,18 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/webhooksig"
 )
 
 // TestAuthorizationMatrix sends every route as every kind of caller, each
-// cell on fresh data: a class of teacher with one enrollment of student.
-// A wrong role is 403; a resource the caller may not see is 404.
+// cell on fresh data: a class of teacher with one enrollment of student, and
+// an intensive of teacher with one purchase of student. A wrong role is 403;
+// a resource the caller may not see is 404. The payment webhook is the
+// provider's: a user's token neither helps nor hurts, the signature decides.
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
 	callers := []struct {
@@ -36,6 +41,13 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", "/enrollments/{enrollment}", "", []cell{200, 404, 200, 404, 404, 404, 401}},
 		{"DELETE", "/enrollments/{enrollment}", "", []cell{403, 403, 200, 404, 403, 403, 401}},
 		{"PUT", "/me/profile", `{"email":"me@example.com","display_name":"Me"}`, []cell{200, 200, 200, 200, 200, 200, 401}},
+		{"POST", "/intensives", `{"title":"Go","capacity":3,"price":{"amount_cents":100,"currency":"EUR"}}`, []cell{201, 201, 403, 403, 403, 403, 401}},
+		{"GET", "/intensives/{intensive}", "", []cell{200, 200, 200, 200, 200, 200, 401}},
+		// a second purchase (another key) is a new one; seats are left
+		{"POST", "/intensives/{intensive}/purchases", "", []cell{403, 403, 202, 202, 403, 403, 401}},
+		{"GET", "/purchases/{purchase}", "", []cell{404, 404, 200, 404, 404, 404, 401}},
+		{"POST", "/webhooks/payments", signedEvent, []cell{200, 200, 200, 200, 200, 200, 200}},
+		{"POST", "/webhooks/payments", "", []cell{401, 401, 401, 401, 401, 401, 401}},
 	}
 	for _, rt := range routes {
 		for i, c := range callers {
@@ -45,18 +57,34 @@ func TestAuthorizationMatrix(t *testing.T) {
 				classID := f.createClass(teacher, 3)
 				created := f.enroll(student, classID, "key-00000001")
 				require.Equal(t, 201, created.status)
-				path := strings.NewReplacer("{class}", classID, "{enrollment}", created.str("enrollment_id")).Replace(rt.path)
+				intensiveID := f.createIntensive(teacher, 3, 60)
+				bought := f.buy(student, intensiveID, "key-00000001")
+				require.Equal(t, 202, bought.status)
+				ids := strings.NewReplacer("{class}", classID, "{enrollment}", created.str("enrollment_id"),
+					"{intensive}", intensiveID, "{purchase}", bought.str("purchase_id"))
+				path, body := ids.Replace(rt.path), ids.Replace(rt.body)
+				headers := []string{"Idempotency-Key", "key-00000002"}
+				if rt.path == "/webhooks/payments" && body != "" {
+					headers = append(headers, webhooksig.Header, webhooksig.Sign(webhookSecret, time.Now(), []byte(body)))
+				}
 
-				r := f.do(rt.method, path, c.who, rt.body, "Idempotency-Key", "key-00000002")
+				r := f.do(rt.method, path, c.who, body, headers...)
 				require.Equal(t, rt.want[i], r.status, r.body)
 				if r.status >= 400 {
 					want := map[int]string{401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "already_enrolled"}[r.status]
+					if rt.path == "/webhooks/payments" {
+						want = "invalid_signature"
+					}
 					require.Equal(t, want, r.errorCode())
 				}
 			})
 		}
 	}
 }
+
+// signedEvent is a provider event about the matrix's purchase; the matrix
+// signs it.
+const signedEvent = `{"event_id":"evt-1","type":"payment.failed","payment_id":"pay-1","reference":"{purchase}"}`
 
 // TestLastSeatRace: many students race for a few seats through the handler;
 // exactly capacity of them win, the rest are told the class is full.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -109,4 +111,20 @@ func clip(s string) string {
 		return string(r[:maxLen]) + "…"
 	}
 	return s
+}
+
+// checkText refuses control characters and bidirectional overrides in text
+// that other people read (a class title, a display name): a newline or an
+// escape sequence in a title is never intended, and a right-to-left override
+// can make one name look like another. Surrounding white space is not
+// checked: the domain trims it.
+func checkText(name, s string) error {
+	if strings.IndexFunc(strings.TrimSpace(s), func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }) >= 0 {
+		return invalidField(name, "must not contain control characters")
+	}
+	return nil
+}
+
+func isBidiControl(r rune) bool {
+	return r == '\u061c' || r == '\u200e' || r == '\u200f' || ('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
 }

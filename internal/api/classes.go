@@ -32,6 +32,15 @@ func (h *Handler) createClass(ctx context.Context, r *request) (response, error)
 		if at, err = time.Parse(time.RFC3339, startsAt); err != nil {
 			return response{}, club.Invalid("starts_at", "must be an RFC 3339 date-time such as 2026-04-01T17:00:00Z")
 		}
+		// A valid RFC 3339 text can still lie outside what the answer (and
+		// storage) can render once in UTC: 9999-12-31T23:59:59-23:59 is in
+		// year 10000. Refused before anything is written.
+		if at.Before(minStartsAt) || !at.Before(maxStartsAt) {
+			return response{}, club.Invalid("starts_at", "must be between %s and %s", minStartsAt.Format(time.RFC3339), maxStartsAt.Add(-time.Second).Format(time.RFC3339))
+		}
+	}
+	if err := checkText("title", title); err != nil {
+		return response{}, err
 	}
 	c, err := class.New(h.newID(), r.caller.subject, title, capacity, at)
 	if err != nil {
@@ -43,6 +52,13 @@ func (h *Handler) createClass(ctx context.Context, r *request) (response, error)
 	r.annotate(obs.ClassID(c.ID()))
 	return jsonResponse(http.StatusCreated, renderClass(c))
 }
+
+// The range of starts_at: no class of this club started before 2000, and
+// every later instant renders as four-digit-year RFC 3339 in UTC.
+var (
+	minStartsAt = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxStartsAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
 
 // getClass answers GET /classes/{class_id} (anyone signed in).
 func (h *Handler) getClass(ctx context.Context, r *request) (response, error) {

@@ -8,15 +8,20 @@
 //
 // # Routes
 //
-//	GET    /healthz                            anyone                 200 {"status":"ok"}
-//	POST   /classes                            teacher                201 class
-//	GET    /classes/{class_id}                 signed in              200 class
-//	POST   /classes/{class_id}/enrollments     student                201 enrollment (Idempotency-Key required)
-//	GET    /classes/{class_id}/roster          the class's teacher    200 roster (projection)
-//	GET    /classes/{class_id}/stats           the class's teacher    200 counters (projection)
-//	GET    /enrollments/{enrollment_id}        its student, the class's teacher
-//	DELETE /enrollments/{enrollment_id}        its student            200 enrollment, status cancelled
-//	PUT    /me/profile                         signed in              200 profile
+//	GET    /healthz                                  anyone                 200 {"status":"ok"}
+//	POST   /classes                                  teacher                201 class
+//	GET    /classes/{class_id}                       signed in              200 class
+//	POST   /classes/{class_id}/enrollments           student                201 enrollment (Idempotency-Key required)
+//	GET    /classes/{class_id}/roster                the class's teacher    200 roster (projection)
+//	GET    /classes/{class_id}/stats                 the class's teacher    200 counters (projection)
+//	GET    /enrollments/{enrollment_id}              its student, the class's teacher
+//	DELETE /enrollments/{enrollment_id}              its student            200 enrollment, status cancelled
+//	PUT    /me/profile                               signed in              200 profile
+//	POST   /intensives                               teacher                201 intensive
+//	GET    /intensives/{intensive_id}                signed in              200 intensive
+//	POST   /intensives/{intensive_id}/purchases      student                202 purchase accepted + Location (Idempotency-Key required)
+//	GET    /purchases/{purchase_id}                  its student            200 purchase: status, payment, refund, history
+//	POST   /webhooks/payments                        the payment provider   200 (signed: X-Sandbox-Signature, no token)
 //
 // Any other path is 404 route_not_found and a known path with another method
 // 405 method_not_allowed (with Allow), which is what the template's $default
@@ -42,9 +47,21 @@
 // (404), body size over [MaxBodyBytes] (413 payload_too_large), then the
 // route's own: Idempotency-Key (400 idempotency_key_required), body (400
 // invalid_json; 400 validation_failed naming the field, also for unknown
-// fields), and the domain's answer (404 class_not_found / not_found, 409
-// class_full / already_enrolled, 422 idempotency_key_reused, 503 contention
-// with Retry-After). Domain errors are classified in one place (classify).
+// fields), and the domain's answer (404 class_not_found /
+// intensive_not_found / payment_not_found / not_found, 409 class_full /
+// intensive_full / already_enrolled, 422 idempotency_key_reused, 503
+// contention with Retry-After). Domain errors are classified in one place
+// (classify).
+// Input limits, each answered 4xx with a code before anything is written:
+// bodies over 64 KiB (413), Idempotency-Key 8 to 128 visible ASCII
+// characters, path ids 1 to 128 URL-safe characters (404 as if missing), a
+// token subject of at most 256 characters without control characters (401),
+// title 1 to 200 and display_name 1 to 100 characters without control or
+// bidirectional-override characters, e-mail at most 254 bytes, capacity
+// 1 to 10000 as a JSON integer, starts_at RFC 3339 between 2000-01-01 and
+// 9999-12-31 in UTC (400 validation_failed naming the field). Header sizes
+// are bounded before the function runs, by API Gateway (10240 bytes for the
+// request line and header values; the local gateway enforces the same).
 // No client input yields a 5xx: 500 internal means a bug or an
 // infrastructure failure, is logged with its cause, and a recovered panic
 // answers it too (FuzzAPI checks that inputs never reach it).
@@ -58,11 +75,28 @@
 // Idempotent-Replayed: true and no second seat, event or e-mail; the same key
 // with another request is 422 idempotency_key_reused.
 //
+// # Purchases and the payment webhook
+//
+// A purchase is accepted, not done (SPEC §1.5): POST
+// /intensives/{intensive_id}/purchases holds a seat and records the start
+// of the saga in one transaction and answers 202 {purchase_id, status
+// "reserved", hold_expires_at} with Location: /purchases/{id}; the student
+// follows the business status there. It is idempotent like enrollment (a
+// replay rebuilds Location from the stored body). No free seat (all taken
+// or held): 409 intensive_full.
+//
+// POST /webhooks/payments is the provider's, not a user's: it carries no
+// token, and the body's exact bytes are verified against
+// X-Sandbox-Signature by package purchase. A bad or stale signature is 401
+// invalid_signature; a duplicate event answers 200 and changes nothing; a
+// 5xx means only that our side failed, so the provider retries.
+//
 // # Logs
 //
 // One JSON line per request with request_id, method, route, status,
-// duration, user_id and the class_id / enrollment_id it concerned; a 5xx
-// adds the error's text. Bodies and e-mail addresses are never logged.
+// duration, user_id and the class_id / enrollment_id / intensive_id /
+// purchase_id (and, for webhooks, event_id) it concerned; a 5xx adds the
+// error's text. Bodies and e-mail addresses are never logged.
 //
 // # Concurrency
 //

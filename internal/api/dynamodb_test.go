@@ -16,6 +16,7 @@ import (
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
+	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -125,4 +126,91 @@ func TestOnDynamoDB(t *testing.T) {
 	require.JSONEq(t, fmt.Sprintf(`{"class_id":%q,"students":[],"as_of":null}`, classID), r.body, "no consumer ran")
 	r = f.do("GET", "/classes/"+classID+"/stats", teacher, "")
 	require.JSONEq(t, fmt.Sprintf(`{"class_id":%q,"enrollments_total":0,"cancellations_total":0}`, classID), r.body)
+}
+
+// TestPurchasesOnDynamoDB runs the purchase routes through the handler on
+// the real adapters, wired as functions/api wires them: the create
+// transaction holds the seat, the idempotency record (shared with
+// enrollments) answers replays, and the webhook applies the provider's
+// news to the stored purchase.
+func TestPurchasesOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	n := tableSeq.Add(1)
+	cfg := store.Config{ClubTable: fmt.Sprintf("api-club-%d", n), OutboxTable: fmt.Sprintf("api-outbox-%d", n)}
+	ctx := context.Background()
+	require.NoError(t, store.CreateTables(ctx, dynamo, cfg))
+	st, err := store.New(dynamo, cfg)
+	require.NoError(t, err)
+	pst, err := store.NewPurchaseAdapters(dynamo, cfg)
+	require.NoError(t, err)
+	svc, err := purchase.NewService(purchase.Deps{Intensives: pst.Intensives, Store: pst.Purchases, Idempotency: st.Idempotency})
+	require.NoError(t, err)
+	callbacks, executions := &fakeCallbacks{}, &fakeExecutions{}
+	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
+		Secret: webhookSecret, Store: pst.Purchases, Callbacks: callbacks, Executions: executions,
+	})
+	require.NoError(t, err)
+	enrollments, err := enrollment.NewService(enrollment.Deps{
+		Store: st.Enrollments, Classes: st.Classes, Idempotency: st.Idempotency, Policy: profile.PolicyCurrent,
+	})
+	require.NoError(t, err)
+	f := setup(t, func(d *api.Deps) {
+		d.Classes, d.Enrollments, d.Purchases, d.Webhooks = st.Classes, enrollments, svc, webhooks
+	})
+
+	intensiveID := f.createIntensive(teacher, 1, 60)
+	first := f.buy(student, intensiveID, "key-00000001")
+	require.Equal(t, 202, first.status, first.body)
+	pid := first.str("purchase_id")
+	require.Equal(t, "/purchases/"+pid, first.headers["Location"])
+	replay := f.buy(student, intensiveID, "key-00000001")
+	require.Equal(t, 202, replay.status)
+	require.Equal(t, first.body, replay.body)
+	require.Equal(t, "/purchases/"+pid, replay.headers["Location"])
+	require.Equal(t, "true", replay.headers["Idempotent-Replayed"])
+
+	tests := []struct {
+		who         caller
+		intensiveID string
+		key         string
+		wantStatus  int
+		wantCode    string
+	}{
+		{otherStudent, intensiveID, "key-00000001", 409, "intensive_full"},
+		{student, "i-nope", "key-00000002", 404, "intensive_not_found"},
+		{student, intensiveID, "key-00000002", 409, "intensive_full"},
+	}
+	for _, tt := range tests {
+		r := f.buy(tt.who, tt.intensiveID, tt.key)
+		require.Equal(t, tt.wantStatus, r.status, r.body)
+		require.Equal(t, tt.wantCode, r.errorCode())
+	}
+	// One idempotency key space per caller: an enrollment cannot reuse it.
+	classID := f.createClass(teacher, 3)
+	r := f.enroll(student, classID, "key-00000001")
+	require.Equal(t, 422, r.status, r.body)
+	require.Equal(t, "idempotency_key_reused", r.errorCode())
+
+	r = f.do("GET", "/intensives/"+intensiveID, stranger, "")
+	require.EqualValues(t, 1, r.doc["seats_held"])
+	require.EqualValues(t, 0, r.doc["seats_left"])
+
+	// The saga requested the payment and waits; the provider's webhook
+	// completes the wait, once.
+	_, err = pst.Purchases.Update(ctx, pid, waitingForPayment("token-1"))
+	require.NoError(t, err)
+	ev := map[string]any{"event_id": "evt-1", "type": "payment.succeeded", "payment_id": "pay-1", "reference": pid}
+	r = f.webhook(ev)
+	require.Equal(t, 200, r.status, r.body)
+	require.Equal(t, "callback_sent", r.str("outcome"))
+	r = f.webhook(ev)
+	require.Equal(t, 200, r.status, r.body)
+	require.Equal(t, "unchanged", r.str("outcome"))
+	require.Equal(t, "success", callbacks.outcome("token-1"))
+
+	r = f.do("GET", "/purchases/"+pid, student, "")
+	require.Equal(t, 200, r.status, r.body)
+	require.Equal(t, "payment_pending", r.str("status"), "the saga, not the webhook, confirms")
+	require.Equal(t, map[string]any{"payment_id": "pay-1", "status": "succeeded", "checkout_url": "https://pay.example/checkout/pay-1"}, r.doc["payment"])
+	require.Equal(t, 404, f.do("GET", "/purchases/"+pid, otherStudent, "").status)
 }

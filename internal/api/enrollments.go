@@ -9,6 +9,7 @@ import (
 
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
+	"github.com/clubdev/club/internal/fault"
 	"github.com/clubdev/club/internal/obs"
 )
 
@@ -37,6 +38,9 @@ func (h *Handler) enroll(ctx context.Context, r *request) (response, error) {
 	if err != nil {
 		return response{}, fmt.Errorf("enroll: %w", err)
 	}
+	if err := fault.Inject(ctx, fault.APIBeforeCommit, key); err != nil {
+		return response{}, err
+	}
 	res, err := h.enrollments.Enroll(ctx, enrollment.EnrollRequest{
 		ClassID:            classID,
 		StudentID:          r.caller.subject,
@@ -52,8 +56,13 @@ func (h *Handler) enroll(ctx context.Context, r *request) (response, error) {
 	if res.Replayed {
 		resp.headers = map[string]string{HeaderIdempotentReplayed: "true"}
 		r.annotate(slog.Bool("replayed", true))
-	} else {
-		r.annotate(obs.EnrollmentID(res.Enrollment.ID()))
+		return resp, nil
+	}
+	r.annotate(obs.EnrollmentID(res.Enrollment.ID()))
+	// Committed, not answered: a client that gets no answer retries with
+	// the same key and gets this enrollment replayed.
+	if err := fault.Inject(ctx, fault.APIAfterCommit, key); err != nil {
+		return response{}, err
 	}
 	return resp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/purchase"
 )
 
 // The stable error codes of the API (SPEC §5). Clients match on these, never
@@ -25,6 +26,11 @@ const (
 	CodeIdempotencyKeyReused   = "idempotency_key_reused"
 	CodeInternal               = "internal"
 	CodeContention             = "contention"
+	CodeIntensiveNotFound      = "intensive_not_found"
+	CodeIntensiveFull          = "intensive_full"
+	CodePaymentNotFound        = "payment_not_found"
+	CodeInvalidSignature       = "invalid_signature"
+	CodeInvalidWebhook         = "invalid_webhook"
 )
 
 // httpError is a failure as the client sees it: a status, a stable code and a
@@ -80,8 +86,9 @@ func classify(err error) *httpError {
 	return &httpError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error; it has been logged", cause: err}
 }
 
-// domainErrors lists the sentinels of package club in the order they are
-// checked (a wrapped error can match only one in practice).
+// domainErrors lists the sentinels of packages club and purchase in the
+// order they are checked (a wrapped error can match only one in practice,
+// except the not-found errors, which are ordered most specific first).
 var domainErrors = []struct {
 	sentinel   error
 	status     int
@@ -94,7 +101,16 @@ var domainErrors = []struct {
 	{club.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
 		"this Idempotency-Key was already used for a different request", 0},
 	{club.ErrClassNotFound, http.StatusNotFound, CodeClassNotFound, "no such class", 0},
+	// The purchase domain's not-found errors match club.ErrNotFound too:
+	// they come first, so the client learns which thing is missing.
+	{purchase.ErrIntensiveNotFound, http.StatusNotFound, CodeIntensiveNotFound, "no such intensive", 0},
+	{purchase.ErrUnknownPayment, http.StatusNotFound, CodePaymentNotFound, "the event names no payment of ours", 0},
 	{club.ErrNotFound, http.StatusNotFound, CodeNotFound, "not found", 0},
+	{purchase.ErrIntensiveFull, http.StatusConflict, CodeIntensiveFull,
+		"every seat of this intensive is taken or held; a held seat comes back if its hold expires", 0},
+	{purchase.ErrWebhookUnauthenticated, http.StatusUnauthorized, CodeInvalidSignature,
+		"the X-Sandbox-Signature header is missing, wrong or too old", 0},
+	{purchase.ErrWebhookMalformed, http.StatusBadRequest, CodeInvalidWebhook, "the body is not a payment event", 0},
 	{club.ErrClassFull, http.StatusConflict, CodeClassFull, "every seat of this class is taken", 0},
 	{club.ErrAlreadyEnrolled, http.StatusConflict, CodeAlreadyEnrolled, "you already hold a seat in this class", 0},
 	// Too many concurrent writers of the same items: nothing was written and

@@ -6,24 +6,33 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/clubdev/club/internal/webhooksig"
 )
 
 // FuzzAPI throws arbitrary methods, paths, headers, bodies and claims at the
 // handler and checks the promise of SPEC §9: no input yields a 5xx, and every
 // error is a JSON body with a non-empty error.code. The seed corpus
-// (testdata/fuzz/FuzzAPI) covers every route; "{class}" and "{enrollment}"
-// in a path are replaced by ids that exist, so mutations reach the domain.
+// (testdata/fuzz/FuzzAPI) covers every route; "{class}", "{enrollment}",
+// "{intensive}" and "{purchase}" in a path or body are replaced by ids that
+// exist, and "{signature}" in a header by a valid payment-provider signature
+// of the body, so mutations reach the domain.
 // Plain `go test` runs the seeds; `go test -fuzz FuzzAPI` explores.
 func FuzzAPI(f *testing.F) {
 	fx := setup(f) // one store for the whole run; state accumulates
 	ctx := context.Background()
 	classID := fx.createClass(teacher, 100)
 	enrollmentID := fx.enroll(student, classID, "fuzz-key-0001").str("enrollment_id")
-	ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID)
+	intensiveID := fx.createIntensive(teacher, 100, 60)
+	purchaseID := fx.buy(student, intensiveID, "fuzz-key-0001").str("purchase_id")
+	ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID, "{intensive}", intensiveID, "{purchase}", purchaseID)
 
 	f.Fuzz(func(t *testing.T, method, path, headers string, body []byte, who uint8, groups, email string, b64 bool) {
+		body = []byte(ids.Replace(string(body)))
+		headers = strings.ReplaceAll(headers, "{signature}", webhooksig.Sign(webhookSecret, time.Now(), body))
 		ev := events.APIGatewayV2HTTPRequest{
 			Version: "2.0", RouteKey: "$default", RawPath: ids.Replace(path),
 			Headers: parseHeaders(headers),

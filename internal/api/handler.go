@@ -42,6 +42,8 @@ type Deps struct {
 	Enrollments Enrollments
 	Projections projection.Reader
 	Profiles    ProfileWriter
+	Purchases   Purchases
+	Webhooks    PaymentWebhooks
 	// Logger receives one line per request; nil discards them.
 	Logger *slog.Logger
 	// Now and NewID default to the wall clock and random UUIDs (class ids).
@@ -56,6 +58,8 @@ type Handler struct {
 	enrollments Enrollments
 	projections projection.Reader
 	profiles    ProfileWriter
+	purchases   Purchases
+	webhooks    PaymentWebhooks
 	log         *slog.Logger
 	now         func() time.Time
 	newID       func() string
@@ -77,11 +81,18 @@ func New(d Deps) (*Handler, error) {
 	if d.Profiles == nil {
 		errs = append(errs, errors.New("api: Profiles is required"))
 	}
+	if d.Purchases == nil {
+		errs = append(errs, errors.New("api: Purchases is required"))
+	}
+	if d.Webhooks == nil {
+		errs = append(errs, errors.New("api: Webhooks is required"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	h := &Handler{
 		classes: d.Classes, enrollments: d.Enrollments, projections: d.Projections, profiles: d.Profiles,
+		purchases: d.Purchases, webhooks: d.Webhooks,
 		log: d.Logger, now: d.Now, newID: d.NewID,
 	}
 	if h.log == nil {
@@ -103,6 +114,13 @@ func New(d Deps) (*Handler, error) {
 		&route{method: http.MethodGet, pattern: "/enrollments/{enrollment_id}", handle: h.getEnrollment},
 		&route{method: http.MethodDelete, pattern: "/enrollments/{enrollment_id}", role: RoleStudent, handle: h.cancelEnrollment},
 		&route{method: http.MethodPut, pattern: "/me/profile", handle: h.putProfile},
+		&route{method: http.MethodPost, pattern: "/intensives", role: RoleTeacher, handle: h.createIntensive},
+		&route{method: http.MethodGet, pattern: "/intensives/{intensive_id}", handle: h.getIntensive},
+		&route{method: http.MethodPost, pattern: "/intensives/{intensive_id}/purchases", role: RoleStudent, handle: h.purchaseSeat},
+		&route{method: http.MethodGet, pattern: "/purchases/{purchase_id}", handle: h.getPurchase},
+		// Signed by the payment provider (X-Sandbox-Signature), not by a
+		// user's token: the signature is checked by the webhook handler.
+		&route{method: http.MethodPost, pattern: "/webhooks/payments", public: true, handle: h.paymentWebhook},
 	)
 	return h, nil
 }
@@ -247,6 +265,12 @@ func (h *Handler) logRequest(ctx context.Context, ev *events.APIGatewayV2HTTPReq
 	}
 	if id := r.params["enrollment_id"]; validID(id) {
 		attrs = append(attrs, obs.EnrollmentID(id))
+	}
+	if id := r.params["intensive_id"]; validID(id) {
+		attrs = append(attrs, slog.String(keyIntensiveID, id))
+	}
+	if id := r.params["purchase_id"]; validID(id) {
+		attrs = append(attrs, obs.PurchaseID(id))
 	}
 	attrs = append(attrs, r.attrs...)
 	level := slog.LevelInfo

@@ -19,6 +19,9 @@ func (h *Handler) putProfile(ctx context.Context, r *request) (response, error) 
 	); err != nil {
 		return response{}, err
 	}
+	if err := checkText("display_name", displayName); err != nil {
+		return response{}, err
+	}
 	p, err := profile.New(r.caller.subject, email, displayName, h.now())
 	if err != nil {
 		return response{}, err

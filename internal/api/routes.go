@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/purchase"
 )
 
 // route is one route of SPEC §5, as the template's ApiFunction declares it.
@@ -144,8 +145,11 @@ func checkIDs(params map[string]string) error {
 		if validID(id) {
 			continue
 		}
-		if name == "class_id" {
+		switch name {
+		case "class_id":
 			return classify(club.ErrClassNotFound)
+		case "intensive_id":
+			return classify(purchase.ErrIntensiveNotFound)
 		}
 		return classify(club.ErrNotFound)
 	}

@@ -20,8 +20,11 @@ import (
 	"github.com/clubdev/club/internal/club/inbox"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/club/projection"
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/club/purchase/purchasetest"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/store/memstore"
+	"github.com/clubdev/club/internal/webhooksig"
 )
 
 // caller is who sends a request: the claims API Gateway's authorizer would
@@ -131,20 +134,41 @@ type fixture struct {
 	h    *api.Handler
 	logs *syncBuffer
 	seq  atomic.Int64
+
+	// The purchase domain: its in-memory store and the saga's side of the
+	// webhook (task callbacks, executions).
+	purchases  *purchasetest.Memory
+	callbacks  *fakeCallbacks
+	executions *fakeExecutions
 }
+
+// webhookSecret is the payment provider's signing key in these tests.
+var webhookSecret = []byte("whsec-api-test")
 
 // setup returns a fixture; deps, if given, may replace ports before the
 // handler is built.
 func setup(t testing.TB, customize ...func(*api.Deps)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: context.Background(), mem: memstore.New(), logs: &syncBuffer{}}
+	f := &fixture{
+		t: t, ctx: context.Background(), mem: memstore.New(), logs: &syncBuffer{},
+		purchases: purchasetest.NewMemory(), callbacks: &fakeCallbacks{}, executions: &fakeExecutions{},
+	}
 	svc, err := enrollment.NewService(enrollment.Deps{
 		Store: f.mem.Enrollments, Classes: f.mem.Classes, Idempotency: f.mem.Idempotency,
 		Policy: profile.PolicyCurrent, SeedProfiles: f.mem.Profiles,
 	})
 	require.NoError(t, err)
+	purchases, err := purchase.NewService(purchase.Deps{
+		Intensives: f.purchases.Intensives(), Store: f.purchases, Idempotency: f.purchases.Idempotency(),
+	})
+	require.NoError(t, err)
+	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
+		Secret: webhookSecret, Store: f.purchases, Callbacks: f.callbacks, Executions: f.executions,
+	})
+	require.NoError(t, err)
 	d := api.Deps{
 		Classes: f.mem.Classes, Enrollments: svc, Projections: f.mem.Projections, Profiles: f.mem.Profiles,
+		Purchases: purchases, Webhooks: webhooks,
 		Logger: obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: "api"}),
 		NewID:  func() string { return fmt.Sprintf("class-%d", f.seq.Add(1)) },
 	}
@@ -223,5 +247,97 @@ func (f *fixture) seatsTaken(classID string) int {
 	return c.SeatsTaken()
 }
 
-// The real service fits the API's port.
-var _ api.Enrollments = (*enrollment.Service)(nil)
+// createIntensive creates an intensive of teacher through the API.
+func (f *fixture) createIntensive(who caller, capacity, holdSeconds int) string {
+	f.t.Helper()
+	r := f.do("POST", "/intensives", who, fmt.Sprintf(
+		`{"title":"Go in production","capacity":%d,"price":{"amount_cents":4900,"currency":"EUR"},"hold_seconds":%d}`, capacity, holdSeconds))
+	require.Equal(f.t, 201, r.status, r.body)
+	return r.str("intensive_id")
+}
+
+// buy starts a purchase of a seat of an intensive through the API.
+func (f *fixture) buy(who caller, intensiveID, key string) result {
+	f.t.Helper()
+	return f.do("POST", "/intensives/"+intensiveID+"/purchases", who, "", "Idempotency-Key", key)
+}
+
+// webhook sends a provider event, signed now with the test secret.
+func (f *fixture) webhook(event map[string]any) result {
+	f.t.Helper()
+	body, err := json.Marshal(event)
+	require.NoError(f.t, err)
+	return f.do("POST", "/webhooks/payments", anonymous, string(body),
+		webhooksig.Header, webhooksig.Sign(webhookSecret, time.Now(), body))
+}
+
+// fakeCallbacks completes the saga's waits; a token is single-use, as in
+// Step Functions.
+type fakeCallbacks struct {
+	mu      sync.Mutex
+	settled map[string]string // token → "success" or the error name
+}
+
+func (c *fakeCallbacks) settle(token, outcome string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.settled == nil {
+		c.settled = map[string]string{}
+	}
+	if _, done := c.settled[token]; done {
+		return purchase.ErrTaskClosed
+	}
+	c.settled[token] = outcome
+	return nil
+}
+
+func (c *fakeCallbacks) SendTaskSuccess(_ context.Context, token, _ string) error {
+	return c.settle(token, "success")
+}
+
+func (c *fakeCallbacks) SendTaskFailure(_ context.Context, token, errorName, _ string) error {
+	return c.settle(token, errorName)
+}
+
+func (c *fakeCallbacks) outcome(token string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settled[token]
+}
+
+// fakeExecutions records executions started; while fail is set, starts
+// fail.
+type fakeExecutions struct {
+	mu     sync.Mutex
+	fail   error
+	starts []string // names, one per call
+}
+
+func (x *fakeExecutions) StartExecution(_ context.Context, name, _ string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.fail != nil {
+		return x.fail
+	}
+	x.starts = append(x.starts, name)
+	return nil
+}
+
+func (x *fakeExecutions) setFail(err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.fail = err
+}
+
+func (x *fakeExecutions) started() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]string(nil), x.starts...)
+}
+
+// The real services fit the API's ports.
+var (
+	_ api.Enrollments     = (*enrollment.Service)(nil)
+	_ api.Purchases       = (*purchase.Service)(nil)
+	_ api.PaymentWebhooks = (*purchase.Webhooks)(nil)
+)

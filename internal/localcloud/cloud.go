@@ -436,13 +436,23 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
+// httpAPIConcurrency is the number of processes of a function behind the
+// HTTP API. On AWS such a function scales out with its requests; locally its
+// processes spend most of a request waiting on DynamoDB, so with only two
+// of them requests queue long before the machine is busy (make bench).
+const httpAPIConcurrency = 8
+
 // concurrency is the number of processes a function gets: its reserved
-// concurrency, else enough for its SQS mappings' maximum concurrency.
+// concurrency, else enough for its SQS mappings' maximum concurrency, and
+// httpAPIConcurrency for a function behind the HTTP API.
 func concurrency(fn template.Function) int {
 	if fn.ReservedConcurrency != nil && *fn.ReservedConcurrency > 0 {
 		return *fn.ReservedConcurrency
 	}
 	n := 2
+	if len(fn.HTTPAPIEvents) > 0 {
+		n = httpAPIConcurrency
+	}
 	for _, ev := range fn.SQSEvents {
 		m := ev.MaximumConcurrency
 		if m == 0 {

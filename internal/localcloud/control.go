@@ -14,10 +14,14 @@ type Stats struct {
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
-// request counts (GET, and DELETE to reset), stats, and readiness.
+// request counts (GET, and DELETE to reset), stats, readiness and the
+// fault-injection control (faults.go).
 func (c *Cloud) controlHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/_club/requests", c.counter)
+	faults := faultControl()
+	mux.Handle("/_club/faults", faults)
+	mux.Handle("/_club/faults/hit", faults)
 	mux.HandleFunc("GET /_club/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, c.Stats())
 	})

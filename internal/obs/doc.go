@@ -22,6 +22,14 @@
 // result of [RedactEmail]) instead: it renders as "s***@example.com", enough
 // to tell two addresses apart while debugging and useless to anyone else.
 //
+// The logger is also a safety net for addresses nobody meant to log: an
+// error from a mail provider that quotes the recipient, a message built with
+// fmt, a struct logged whole. [NewLogger]'s handler redacts every address
+// ([RedactText]) in the message, in string and error attributes, in groups,
+// in the JSON form of any other value, in a derived logger's fields and in
+// the context's attributes, before the line is written. Names are not
+// recognisable in free text, so they are never logged at all: log ids.
+//
 // # Metrics
 //
 // Metrics are CloudWatch Embedded Metric Format lines (package emf) in the

@@ -1,10 +1,13 @@
 package obs
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -59,7 +62,9 @@ type Options struct {
 }
 
 // NewLogger returns a JSON logger on w that adds the attributes of
-// [WithAttrs] contexts to each record. Build one per process, in main.
+// [WithAttrs] contexts to each record and redacts every e-mail address it
+// finds in the message and in the attributes (see [RedactText]). Build one
+// per process, in main.
 func NewLogger(w io.Writer, opts Options) *slog.Logger {
 	level := opts.Level
 	if level == nil {
@@ -113,19 +118,28 @@ func AttrsFrom(ctx context.Context) []slog.Attr {
 	return attrs
 }
 
-// contextHandler adds the context's attributes to each record.
+// contextHandler adds the context's attributes to each record and redacts
+// e-mail addresses from everything it passes on.
 type contextHandler struct{ slog.Handler }
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
-	if attrs := AttrsFrom(ctx); len(attrs) > 0 {
-		r = r.Clone()
-		r.AddAttrs(attrs...)
+	out := slog.NewRecord(r.Time, r.Level, RedactText(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(redactAttr(a))
+		return true
+	})
+	for _, a := range AttrsFrom(ctx) {
+		out.AddAttrs(redactAttr(a))
 	}
-	return h.Handler.Handle(ctx, r)
+	return h.Handler.Handle(ctx, out)
 }
 
 func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return contextHandler{h.Handler.WithAttrs(attrs)}
+	redacted := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		redacted[i] = redactAttr(a)
+	}
+	return contextHandler{h.Handler.WithAttrs(redacted)}
 }
 
 func (h contextHandler) WithGroup(name string) slog.Handler {
@@ -154,4 +168,99 @@ func RedactEmail(addr string) string {
 	}
 	first, _ := utf8.DecodeRuneInString(addr)
 	return string(first) + "***" + addr[at:]
+}
+
+// emailPattern finds e-mail addresses inside free text: a local part of the
+// characters RFC 5322 allows unquoted, "@", and a domain of labels (letters
+// of any script included). A redacted address ("s***@example.com") matches
+// too and redacts to itself.
+var emailPattern = regexp.MustCompile("[\\p{L}\\p{N}.!#$%&'*+/=?^_`{|}~-]+@[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]*[\\p{L}\\p{N}])?(?:\\.[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]*[\\p{L}\\p{N}])?)*")
+
+// ContainsEmail reports whether s holds something shaped like an e-mail
+// address.
+func ContainsEmail(s string) bool {
+	return strings.IndexByte(s, '@') >= 0 && emailPattern.MatchString(s)
+}
+
+// RedactText replaces every e-mail address in s with its [RedactEmail] form,
+// so that an address inside an error message or a provider's answer never
+// reaches a log line whole. Text without "@" is returned as it is.
+func RedactText(s string) string {
+	if strings.IndexByte(s, '@') < 0 {
+		return s
+	}
+	return emailPattern.ReplaceAllStringFunc(s, RedactEmail)
+}
+
+// redactAttr redacts an attribute's value: strings and errors as text,
+// groups member by member, and any other value through its JSON form, which
+// is what the JSON handler would write.
+func redactAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		a.Value = slog.StringValue(RedactText(v.String()))
+	case slog.KindGroup:
+		members := v.Group()
+		redacted := make([]slog.Attr, len(members))
+		for i, m := range members {
+			redacted[i] = redactAttr(m)
+		}
+		a.Value = slog.GroupValue(redacted...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			a.Value = slog.StringValue(RedactText(x.Error()))
+		default:
+			a.Value = redactAny(v)
+		}
+	default:
+		a.Value = v
+	}
+	return a
+}
+
+// redactAny redacts a value the JSON handler would marshal: its JSON form is
+// decoded, every string in it (keys included) redacted, and the result
+// written back as JSON. Values without "@" in their JSON form pass as they
+// are.
+func redactAny(v slog.Value) slog.Value {
+	b, err := json.Marshal(v.Any())
+	if err != nil {
+		return slog.StringValue(RedactText(fmt.Sprintf("%+v", v.Any())))
+	}
+	if bytes.IndexByte(b, '@') < 0 {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return slog.StringValue(RedactText(string(b)))
+	}
+	out, err := json.Marshal(redactJSON(doc))
+	if err != nil {
+		return slog.StringValue(RedactText(string(b)))
+	}
+	return slog.AnyValue(json.RawMessage(out))
+}
+
+func redactJSON(doc any) any {
+	switch x := doc.(type) {
+	case string:
+		return RedactText(x)
+	case []any:
+		for i, e := range x {
+			x[i] = redactJSON(e)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[RedactText(k)] = redactJSON(e)
+		}
+		return out
+	default:
+		return doc
+	}
 }

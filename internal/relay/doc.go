@@ -7,10 +7,14 @@
 // # Routing
 //
 // [Routes] maps an [events.Kind] to the [Publisher] that carries it: domain
-// events go to the SNS topic ([SNSPublisher]). Jobs (their work-class queue)
-// and workflows (StartExecution) are not routed yet: a row of such a type
-// fails with [ErrNoRoute] ("no route for kind …") and stays pending, visible
-// in the oldest-unpublished metric, rather than being dropped.
+// events go to the SNS topic ([SNSPublisher]); workflows start a state
+// machine execution ([WorkflowStarter]: StartExecution named after the
+// aggregate id, the envelope as input, so purchase.requested starts the
+// purchase saga named after the purchase, and a second start of that name
+// is success). Jobs (their work-class queue) are not routed yet. A row whose
+// kind or type has no route fails with [ErrNoRoute] ("no route for kind …")
+// and stays pending, visible in the oldest-unpublished metric, rather than
+// being dropped.
 //
 // # Wire format
 //
@@ -36,7 +40,8 @@
 // # AWS calls per row
 //
 // One sns:Publish and one dynamodb:UpdateItem: 2 calls. With SNS_PUBLISH_BATCH
-// on, PublishBatch carries up to 10 messages: 1/10 + 1 = 1.1 calls. A mark
+// on, PublishBatch carries up to 10 messages: 1/10 + 1 = 1.1 calls. A
+// workflow row costs one states:StartExecution and one UpdateItem. A mark
 // that finds the row already published costs one more GetItem (the store
 // tells "already published" from "missing" that way).
 //

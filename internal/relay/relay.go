@@ -13,6 +13,7 @@ import (
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/outbox"
 	"github.com/clubdev/club/internal/emf"
+	"github.com/clubdev/club/internal/fault"
 	"github.com/clubdev/club/internal/obs"
 )
 
@@ -123,11 +124,18 @@ func (r *Relay) Publish(ctx context.Context, rows []outbox.Row) (int, error) {
 			msgs[i] = MessageOf(row)
 		}
 
+		// Fault points (package fault) are keyed by the group's first event.
+		if err := fault.Inject(ctx, fault.RelayBeforePublish, group[0].EventID); err != nil {
+			return start, err
+		}
 		sent, pubErr := pub.Publish(ctx, msgs)
 		if sent < 0 || sent > len(group) || (sent < len(group)) != (pubErr != nil) {
 			// A publisher breaking its contract must not make rows look
 			// published that were not.
 			return start, fmt.Errorf("relay: publisher for kind %s reported %d of %d messages sent (error: %v)", kind, sent, len(group), pubErr)
+		}
+		if err := fault.Inject(ctx, fault.RelayAfterPublish, group[0].EventID); err != nil {
+			return start, err
 		}
 		at := r.now()
 		r.emitLag(group[:sent], at)
@@ -137,6 +145,10 @@ func (r *Relay) Publish(ctx context.Context, rows []outbox.Row) (int, error) {
 		}
 		if pubErr != nil {
 			return start + sent, pubErr
+		}
+		if err := fault.Inject(ctx, fault.RelayAfterMark, group[0].EventID); err != nil {
+			// Done, but reported as failed: the caller repeats the group.
+			return start, err
 		}
 		start = end
 	}

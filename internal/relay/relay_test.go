@@ -155,7 +155,7 @@ func TestRouting(t *testing.T) {
 	}{
 		{name: "event goes to the topic", row: eventRow},
 		{name: "job has no route yet", row: func(t *testing.T) outbox.Row { return jobRow(t, t0) }, wantErr: `no route for kind "job" (type export.requested)`},
-		{name: "workflow has no route yet", row: func(t *testing.T) outbox.Row { return workflowRow(t, t0) }, wantErr: `no route for kind "workflow" (type purchase.requested)`},
+		{name: "workflow without a route in the table", row: func(t *testing.T) outbox.Row { return workflowRow(t, t0) }, wantErr: `no route for kind "workflow" (type purchase.requested)`},
 		{name: "unknown type", row: unknownRow, wantErr: `no route for type "grade.changed"`, unknown: true},
 	}
 	for _, tt := range tests {

@@ -262,7 +262,8 @@ func messageIDs(msgs []relay.Message) []string {
 	return ids
 }
 
-// jobRow and workflowRow are rows of kinds that have no route yet.
+// jobRow and workflowRow are rows of kinds that the tests route only when
+// they say so.
 func jobRow(t *testing.T, at time.Time) outbox.Row {
 	t.Helper()
 	env, err := events.New(events.NewID(), at, events.ExportRequested{

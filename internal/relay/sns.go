@@ -36,7 +36,7 @@ type SNSConfig struct {
 	TopicARN string
 	// Batch sends up to 10 messages per PublishBatch call instead of one
 	// Publish per message. Off by default: not every SNS implementation has
-	// PublishBatch (kumo does not).
+	// PublishBatch (kumo alone does not; the local cloud's front adds it).
 	Batch bool
 }
 

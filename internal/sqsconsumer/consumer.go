@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/clubdev/club/internal/emf"
+	"github.com/clubdev/club/internal/fault"
 	"github.com/clubdev/club/internal/obs"
 )
 
@@ -254,9 +255,10 @@ func groups(records []events.SQSMessage) [][]int {
 
 func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handler) outcome {
 	m := newMessage(r, c.cfg.MaxReceiveCount)
+	eventID := m.Attribute(AttrEventID)
 	attrs := []slog.Attr{slog.String("message_id", m.ID)}
-	if id := m.Attribute(AttrEventID); id != "" {
-		attrs = append(attrs, obs.EventID(id))
+	if eventID != "" {
+		attrs = append(attrs, obs.EventID(eventID))
 	}
 	ctx = obs.WithAttrs(ctx, attrs...)
 
@@ -265,7 +267,7 @@ func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handle
 		o.queueWait = max(c.cfg.Now().Sub(m.SentAt), 0)
 	}
 
-	err := c.run(ctx, r, m, h)
+	err := c.runWithFaults(ctx, r, m, h, cmp.Or(eventID, m.ID))
 	o.verdict = Classify(err)
 	if o.verdict.Action == Retry && m.LastAttempt {
 		o.verdict = Verdict{Action: DeadLetter, Code: CodeRetriesExhausted}
@@ -306,6 +308,20 @@ func (c *Consumer) holdBack(ctx context.Context, r events.SQSMessage, retryIn ti
 			slog.String("message_id", r.MessageId), obs.Err(err))
 	}
 	return outcome{failed: true, verdict: Verdict{Action: Retry}, retryIn: retryIn}
+}
+
+// runWithFaults is run between the consumer's fault points (package fault):
+// after receive and before the handler commits anything, and after it
+// committed and before the message is acknowledged. Both are keyed by the
+// event id, else the message id.
+func (c *Consumer) runWithFaults(ctx context.Context, r events.SQSMessage, m Message, h Handler, key string) error {
+	if err := fault.Inject(ctx, fault.ConsumerBeforeCommit, key); err != nil {
+		return err
+	}
+	if err := c.run(ctx, r, m, h); err != nil {
+		return err
+	}
+	return fault.Inject(ctx, fault.ConsumerAfterCommit, key)
 }
 
 // run calls h, turning a panic into a transient error and keeping the

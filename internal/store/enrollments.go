@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,7 +51,10 @@ type memberItem struct {
 
 // Enrollments implements enrollment.Store and enrollment.NotificationStore on
 // the club and outbox tables.
-type Enrollments struct{ *base }
+type Enrollments struct {
+	*base
+	recent recentNotifications
+}
 
 var (
 	_ enrollment.Store             = (*Enrollments)(nil)
@@ -271,7 +275,26 @@ const notificationAttempts = 5
 // UpdateNotification is an optimistic read-modify-write on the notification
 // fields, guarded by notification_version (see enrollment.NotificationStore).
 // update may run more than once; it must depend only on its argument.
+//
+// The notifier changes a notification twice in a row (the attempt, then its
+// outcome), so the store remembers the notification it last wrote for an
+// enrollment and its version: the next change starts from it and skips the
+// read. The write's condition on the version makes that safe — if anyone
+// changed the notification in between, it fails and the change falls back to
+// reading — and its ALL_NEW answer is the enrollment as stored afterwards.
 func (s *Enrollments) UpdateNotification(ctx context.Context, id string, update func(*enrollment.Notification) error) (enrollment.Enrollment, error) {
+	// Only a write is decided from memory; a refusal by update is decided
+	// on what is stored.
+	if n, version, ok := s.recent.take(id); ok && update(&n) == nil {
+		e, err := s.writeNotification(ctx, id, n, version)
+		switch {
+		case err == nil:
+			return e, nil
+		case !isConditionFailed(err):
+			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
+		}
+		// Changed elsewhere since: read it.
+	}
 	for attempt := 1; attempt <= notificationAttempts; attempt++ {
 		e, version, err := s.get(ctx, id)
 		if err != nil {
@@ -281,24 +304,7 @@ func (s *Enrollments) UpdateNotification(ctx context.Context, id string, update 
 		if err := update(&n); err != nil {
 			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
 		}
-		expr := "SET notification_status = :status, notification_attempts = :attempts, notification_version = :next"
-		values := map[string]types.AttributeValue{
-			":status":   str(string(n.Status())),
-			":attempts": num(int64(n.Attempts())),
-			":next":     num(version + 1),
-			":current":  num(version),
-		}
-		if !n.SentAt().IsZero() {
-			expr += ", notification_sent_at = :sent"
-			values[":sent"] = str(formatTime(n.SentAt()))
-		}
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(s.cfg.ClubTable),
-			Key:                       itemKey(enrollmentKey(id)),
-			UpdateExpression:          aws.String(expr),
-			ConditionExpression:       aws.String("notification_version = :current"),
-			ExpressionAttributeValues: values,
-		})
+		stored, err := s.writeNotification(ctx, id, n, version)
 		if isConditionFailed(err) {
 			if err := sleep(ctx, backoff(attempt)); err != nil {
 				return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
@@ -308,9 +314,79 @@ func (s *Enrollments) UpdateNotification(ctx context.Context, id string, update 
 		if err != nil {
 			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
 		}
-		return e.WithNotification(n), nil
+		return stored, nil
 	}
 	return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %d attempts: %w", id, notificationAttempts, club.ErrContention)
+}
+
+// writeNotification writes n if the notification is still at version,
+// remembers what it wrote and returns the enrollment as stored afterwards.
+// A failed condition is returned as the SDK's error (see isConditionFailed).
+func (s *Enrollments) writeNotification(ctx context.Context, id string, n enrollment.Notification, version int64) (enrollment.Enrollment, error) {
+	expr := "SET notification_status = :status, notification_attempts = :attempts, notification_version = :next"
+	values := map[string]types.AttributeValue{
+		":status":   str(string(n.Status())),
+		":attempts": num(int64(n.Attempts())),
+		":next":     num(version + 1),
+		":current":  num(version),
+	}
+	if !n.SentAt().IsZero() {
+		expr += ", notification_sent_at = :sent"
+		values[":sent"] = str(formatTime(n.SentAt()))
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.cfg.ClubTable),
+		Key:                       itemKey(enrollmentKey(id)),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String("notification_version = :current"),
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return enrollment.Enrollment{}, err
+	}
+	var it enrollmentItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return enrollment.Enrollment{}, fmt.Errorf("decode enrollment %s: %w", id, err)
+	}
+	e, err := it.enrollment()
+	if err != nil {
+		return enrollment.Enrollment{}, fmt.Errorf("decode enrollment %s: %w", id, err)
+	}
+	s.recent.put(id, e.Notification(), it.NotificationVersion)
+	return e, nil
+}
+
+// recentNotifications remembers the notification last written per
+// enrollment and its version, at most recentNotificationsSize of them (a
+// full memory starts over). An entry is used once. Safe for concurrent use.
+type recentNotifications struct {
+	mu      sync.Mutex
+	entries map[string]recentNotification
+}
+
+type recentNotification struct {
+	n       enrollment.Notification
+	version int64
+}
+
+const recentNotificationsSize = 1024
+
+func (r *recentNotifications) take(id string) (enrollment.Notification, int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.entries[id]
+	delete(r.entries, id)
+	return e.n, e.version, ok
+}
+
+func (r *recentNotifications) put(id string, n enrollment.Notification, version int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries == nil || len(r.entries) >= recentNotificationsSize {
+		r.entries = make(map[string]recentNotification)
+	}
+	r.entries[id] = recentNotification{n: n, version: version}
 }
 
 func newEnrollmentItem(e enrollment.Snapshot) enrollmentItem {

@@ -47,7 +47,7 @@ func New(db DynamoDB, cfg Config) (*Store, error) {
 	}
 	b := &base{db: db, cfg: cfg.withDefaults()}
 	return &Store{
-		Classes: &Classes{b}, Enrollments: &Enrollments{b}, Idempotency: &Idempotency{b},
+		Classes: &Classes{b}, Enrollments: &Enrollments{base: b}, Idempotency: &Idempotency{b},
 		Profiles: &Profiles{b}, Inbox: &Inbox{b}, Projections: &Projections{b},
 		Outbox: &Outbox{b}, Leases: &Leases{b},
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/clubdev/club/events"
@@ -98,6 +99,7 @@ type Deps struct {
 type Service struct {
 	store    Store
 	classes  ClassFinder
+	known    classCache
 	idem     idempotency.Store
 	policy   profile.AddressPolicy
 	profiles profile.Finder
@@ -193,7 +195,7 @@ func (s *Service) Enroll(ctx context.Context, req EnrollRequest) (EnrollResult, 
 		return EnrollResult{}, fmt.Errorf("enroll: read idempotency record: %w", err)
 	}
 
-	c, err := s.classes.Get(ctx, req.ClassID)
+	c, err := s.class(ctx, req.ClassID)
 	if err != nil {
 		return EnrollResult{}, fmt.Errorf("enroll in class %s: %w", req.ClassID, err)
 	}
@@ -240,6 +242,59 @@ func (s *Service) Enroll(ctx context.Context, req EnrollRequest) (EnrollResult, 
 		return EnrollResult{}, fmt.Errorf("enroll student %s in class %s: %w", req.StudentID, req.ClassID, err)
 	}
 	return EnrollResult{Enrollment: e, Response: resp}, nil
+}
+
+// class returns a class for an enrollment, from the classes this Service
+// read recently when it can. Enroll uses only what never changes after a
+// class is created (its id, teacher and start); seats are the transaction's
+// business, not read here. Classes that are not found are not remembered.
+func (s *Service) class(ctx context.Context, id string) (class.Class, error) {
+	now := s.now()
+	if c, ok := s.known.get(id, now); ok {
+		return c, nil
+	}
+	c, err := s.classes.Get(ctx, id)
+	if err != nil {
+		return class.Class{}, err
+	}
+	s.known.put(c, now)
+	return c, nil
+}
+
+// classCache remembers classes for classCacheTTL, at most classCacheSize of
+// them (a full cache starts over). Safe for concurrent use.
+type classCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedClass
+}
+
+type cachedClass struct {
+	class class.Class
+	until time.Time
+}
+
+const (
+	classCacheTTL  = time.Minute
+	classCacheSize = 4096
+)
+
+func (k *classCache) get(id string, now time.Time) (class.Class, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.entries[id]
+	if !ok || now.After(e.until) {
+		return class.Class{}, false
+	}
+	return e.class, true
+}
+
+func (k *classCache) put(c class.Class, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.entries == nil || len(k.entries) >= classCacheSize {
+		k.entries = make(map[string]cachedClass)
+	}
+	k.entries[c.ID()] = cachedClass{class: c, until: now.Add(classCacheTTL)}
 }
 
 func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {

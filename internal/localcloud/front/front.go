@@ -106,6 +106,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serve(f.routes.Streams, w, r)
 	case op.Service == "states":
 		f.serve(f.routes.StepFunctions, w, r)
+	case op.Service == "sns" && op.Operation == "PublishBatch":
+		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
 	default:
 		f.fallback.ServeHTTP(w, r)
 	}

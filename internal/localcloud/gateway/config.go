@@ -17,6 +17,7 @@ const (
 	DefaultAddr               = "127.0.0.1:3000"
 	DefaultAPIID              = "local"
 	DefaultMaxBodyBytes       = 10 << 20         // HTTP API payload limit: 10 MB
+	DefaultMaxHeaderBytes     = 10240            // HTTP API quota: request line and header values
 	DefaultIntegrationTimeout = 30 * time.Second // HTTP API maximum integration timeout
 	DefaultIdentitySource     = "$request.header.Authorization"
 	// DefaultRouteKey is the route key of the catch-all route.
@@ -46,6 +47,9 @@ type Config struct {
 	// MaxBodyBytes caps request bodies (413 beyond); DefaultMaxBodyBytes
 	// when zero.
 	MaxBodyBytes int64
+	// MaxHeaderBytes caps the combined size of the request line and the
+	// header values (431 beyond); DefaultMaxHeaderBytes when zero.
+	MaxHeaderBytes int
 	// IntegrationTimeout bounds one invocation (503 beyond);
 	// DefaultIntegrationTimeout when zero.
 	IntegrationTimeout time.Duration
@@ -104,6 +108,9 @@ func (c *Config) setDefaults() {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if c.IntegrationTimeout == 0 {
 		c.IntegrationTimeout = DefaultIntegrationTimeout
 	}
@@ -123,6 +130,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("max body bytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.MaxHeaderBytes < 0 {
+		errs = append(errs, fmt.Errorf("max header bytes %d is negative", c.MaxHeaderBytes))
 	}
 	if c.IntegrationTimeout < 0 {
 		errs = append(errs, fmt.Errorf("integration timeout %s is negative", c.IntegrationTimeout))

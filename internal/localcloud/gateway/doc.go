@@ -8,27 +8,32 @@
 //
 // # Request handling, in order
 //
-//  1. The issuer's discovery document and JWKS, when Config.Issuer is set,
+//  1. A request line and header values longer than MaxHeaderBytes together
+//     (10240 bytes by default, API Gateway's HTTP API quota) are answered 431
+//     {"message":"Request Header Fields Too Large"}; AWS documents the quota,
+//     not the status, so the status is this package's choice. Nothing else
+//     runs: no token is parsed, no function invoked.
+//  2. The issuer's discovery document and JWKS, when Config.Issuer is set,
 //     are served under the issuer URL's path. They shadow routes with the
 //     same paths.
-//  2. A declared Content-Length above MaxBodyBytes (10 MB by default, API
+//  3. A declared Content-Length above MaxBodyBytes (10 MB by default, API
 //     Gateway's payload limit) is answered 413 at once; a chunked body is
 //     cut off at the limit while reading, also 413.
-//  3. GET /healthz is answered from Config.Health: 503 {"status":
+//  4. GET /healthz is answered from Config.Health: 503 {"status":
 //     "unavailable"} until ready, then 200 {"status":"ok"}, unless a route
 //     for the path /healthz exists, in which case that route's function
 //     answers, and only once ready. Catch-all routes do not capture it.
-//  4. Route selection as HTTP APIs do it: the most specific matching route
+//  5. Route selection as HTTP APIs do it: the most specific matching route
 //     wins, comparing segments left to right (literal over {variable} over
 //     {greedy+}); at equal paths the request's own method beats ANY; the
 //     $default route takes the rest; otherwise 404 {"message":"Not Found"}.
 //     Paths are case-sensitive; {variable} matches one non-empty segment,
 //     {greedy+} one or more; parameters are URL-decoded, and an encoded
 //     slash stays inside its segment.
-//  5. The route's JWT authorizer, if any (see below). A refusal is 401
+//  6. The route's JWT authorizer, if any (see below). A refusal is 401
 //     {"message":"Unauthorized"} with a www-authenticate header and the
 //     function is not invoked.
-//  6. The event: version "2.0", routeKey, rawPath, rawQueryString,
+//  7. The event: version "2.0", routeKey, rawPath, rawQueryString,
 //     lower-cased headers with repeated values joined by commas (plus host,
 //     x-forwarded-for/-port/-proto as API Gateway adds them), cookies taken
 //     out of the Cookie header one per entry, query parameters decoded and
@@ -39,7 +44,7 @@
 //     as text when it is valid UTF-8 and untyped or of a textual type
 //     (text/*, JSON, XML, JavaScript); anything else, form posts included,
 //     is base64 with isBase64Encoded true.
-//  7. The function's answer: a JSON object with statusCode is the
+//  8. The function's answer: a JSON object with statusCode is the
 //     structured response (headers, multiValueHeaders, cookies as
 //     set-cookie, body, isBase64Encoded); any other valid JSON is, as API
 //     Gateway infers it, a 200 application/json response with that JSON as

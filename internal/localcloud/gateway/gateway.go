@@ -86,7 +86,10 @@ func (g *Gateway) StartListener(ln net.Listener) error {
 		Handler:           g,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(g.cfg.Logger.Handler(), slog.LevelWarn),
+		// The quota is checked in ServeHTTP, with API Gateway's answer;
+		// this only stops a client from making the server buffer more.
+		MaxHeaderBytes: max(g.cfg.MaxHeaderBytes*4, 64<<10),
+		ErrorLog:       slog.NewLogLogger(g.cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	g.addr = ln.Addr().String()
 	g.served = make(chan struct{})
@@ -137,13 +140,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 
 // Gateway answers of its own, with API Gateway's bodies.
 var (
-	msgNotFound      = message{"Not Found"}
-	msgUnauthorized  = message{"Unauthorized"}
-	msgTooLarge      = message{"Request Entity Too Large"}
-	msgInternalError = message{"Internal Server Error"}
-	msgUnavailable   = message{"Service Unavailable"}
-	statusOK         = map[string]string{"status": "ok"}
-	statusNotReady   = map[string]string{"status": "unavailable"}
+	msgNotFound       = message{"Not Found"}
+	msgUnauthorized   = message{"Unauthorized"}
+	msgTooLarge       = message{"Request Entity Too Large"}
+	msgHeaderTooLarge = message{"Request Header Fields Too Large"}
+	msgInternalError  = message{"Internal Server Error"}
+	msgUnavailable    = message{"Service Unavailable"}
+	statusOK          = map[string]string{"status": "ok"}
+	statusNotReady    = map[string]string{"status": "unavailable"}
 )
 
 // HealthPath is the readiness probe the gateway answers itself.
@@ -154,13 +158,17 @@ type message struct {
 }
 
 // ServeHTTP handles one request in the order the package documentation
-// gives: issuer documents, size limit, /healthz, route selection,
+// gives: header size, issuer documents, body size, /healthz, route selection,
 // authorization, invocation and response translation.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	requestID := newRequestID()
 	w.Header().Set("Apigw-Requestid", requestID)
 
+	if headerBytes(r) > g.cfg.MaxHeaderBytes {
+		writeJSON(w, http.StatusRequestHeaderFieldsTooLarge, msgHeaderTooLarge)
+		return
+	}
 	if iss := g.cfg.Issuer; iss != nil && (r.URL.Path == iss.Path()+issuer.DiscoveryPath || r.URL.Path == iss.Path()+issuer.JWKSPath) {
 		g.issuerHandler.ServeHTTP(w, r)
 		return
@@ -258,6 +266,21 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(resp.body) // a failed write means the client went away
 	}
+}
+
+// headerBytes is what API Gateway's quota counts: the request line and the
+// header values.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto)
+	for _, values := range r.Header {
+		for _, v := range values {
+			n += len(v)
+		}
+	}
+	if r.Host != "" && r.Header.Get("Host") == "" {
+		n += len(r.Host) // Go moves Host out of the header map
+	}
+	return n
 }
 
 // fail answers 500 without details, which go to the log: API Gateway never

@@ -3,7 +3,7 @@
 // cloud consumes directly: tables, queues, topics, subscriptions, buckets,
 // functions with their typed event sources, HTTP APIs, state machines with
 // their substituted definitions, alarms, SSM parameters, log groups,
-// parameters and outputs.
+// Cognito user pools, app clients and groups, parameters and outputs.
 //
 // # Parsing
 //
@@ -75,16 +75,18 @@
 //	                               ProvisionedThroughput,                     ignored (no capacity limits locally)
 //	                               OnDemandThroughput, WarmThroughput
 //	                               (also on indexes)
+//	                               SSESpecification                           kept as data (no encryption locally)
 //	                               PointInTimeRecoverySpecification,          ignored
-//	                               SSESpecification, DeletionProtectionEnabled,
+//	                               DeletionProtectionEnabled,
 //	                               TableClass, ContributorInsightsSpecification,
 //	                               ResourcePolicy
-//	AWS::SQS::Queue                SqsManagedSseEnabled, KmsMasterKeyId,      ignored (no encryption locally)
-//	                               KmsDataKeyReusePeriodSeconds
+//	AWS::SQS::Queue                SqsManagedSseEnabled, KmsMasterKeyId       kept as data (no encryption locally)
+//	                               KmsDataKeyReusePeriodSeconds               ignored
 //	                               RedriveAllowPolicy, DeduplicationScope,    ignored (the emulator does not implement them)
 //	                               FifoThroughputLimit
 //	AWS::SQS::QueuePolicy          PolicyDocument                             kept as data, not enforced (no IAM locally)
-//	AWS::SNS::Topic                DisplayName, KmsMasterKeyId,               ignored
+//	AWS::SNS::Topic                KmsMasterKeyId                             kept as data (no encryption locally)
+//	                               DisplayName,                               ignored
 //	                               SignatureVersion, TracingConfig,
 //	                               ArchivePolicy, DataProtectionPolicy,
 //	                               DeliveryStatusLogging
@@ -128,4 +130,14 @@
 //	AWS::Logs::LogGroup            RetentionInDays                            kept as data
 //	                               KmsKeyId, LogGroupClass,                   ignored
 //	                               DataProtectionPolicy
+//	AWS::Cognito::UserPool         the properties of cognito.go               nothing is provisioned: the local cloud's issuer
+//	                               (LambdaConfig is refused)                  stands in for the pool and the gateway trusts it;
+//	AWS::Cognito::UserPoolClient   the properties of cognito.go               the settings a security check reads are kept
+//	AWS::Cognito::UserPoolGroup    the properties of cognito.go               as data (UserPool, UserPoolClient, UserPoolGroup)
+//
+// A user pool's Ref is "<region>_<LogicalId>" and its ProviderURL
+// (the issuer of its tokens) https://cognito-idp.<region>.amazonaws.com/<Ref>;
+// an app client's Ref is its logical ID in lower case. LambdaConfig is
+// refused: a trigger such as pre-token generation changes the claims the
+// API sees, which the local issuer does not reproduce.
 package template

@@ -32,6 +32,12 @@ type Stack struct {
 	Alarms        []Alarm
 	SSMParameters []SSMParameter
 	LogGroups     []LogGroup
+
+	// Cognito resources are kept as data: the local cloud's issuer stands
+	// in for a user pool.
+	UserPools       []UserPool
+	UserPoolClients []UserPoolClient
+	UserPoolGroups  []UserPoolGroup
 }
 
 // Table is an AWS::DynamoDB::Table.
@@ -50,6 +56,11 @@ type Table struct {
 	StreamARN string
 	// TTLAttribute is the time-to-live attribute, or "" when TTL is off.
 	TTLAttribute string
+	// SSEEnabled is SSESpecification.SSEEnabled: encryption at rest with a
+	// KMS key (SSEKMSKeyID, or the AWS managed key when ""), kept as data.
+	// DynamoDB encrypts every table with an AWS owned key otherwise.
+	SSEEnabled  bool
+	SSEKMSKeyID string
 }
 
 // AttributeDefinition declares the type (S, N or B) of a key attribute.
@@ -88,6 +99,10 @@ type Queue struct {
 	ContentBasedDeduplication bool
 	// RedrivePolicy is nil when the queue has no dead-letter queue.
 	RedrivePolicy *RedrivePolicy
+	// SQSManagedSSE (SqsManagedSseEnabled) and KMSMasterKeyID (KmsMasterKeyId)
+	// say how the queue is encrypted at rest; kept as data.
+	SQSManagedSSE  bool
+	KMSMasterKeyID string
 }
 
 // RedrivePolicy sends a message to a dead-letter queue after MaxReceiveCount
@@ -113,6 +128,9 @@ type Topic struct {
 	ARN                       string
 	FIFO                      bool
 	ContentBasedDeduplication bool
+	// KMSMasterKeyID is the key that encrypts messages at rest, "" for none;
+	// kept as data.
+	KMSMasterKeyID string
 }
 
 // Subscription is an AWS::SNS::Subscription or one entry of a topic's
@@ -336,6 +354,56 @@ type LogGroup struct {
 	Name            string
 	ARN             string
 	RetentionInDays int // 0 for never expire
+}
+
+// UserPool is an AWS::Cognito::UserPool, kept as data.
+type UserPool struct {
+	Source string
+	Name   string // UserPoolName, default <StackName>-<LogicalId>
+	ID     string // the Ref value, "<region>_<LogicalId>"
+	ARN    string
+	// ProviderURL is the issuer of the pool's tokens,
+	// https://cognito-idp.<region>.amazonaws.com/<ID>.
+	ProviderURL            string
+	UsernameAttributes     []string
+	AutoVerifiedAttributes []string
+	// VerifyBeforeUpdate is UserAttributeUpdateSettings.
+	// AttributesRequireVerificationBeforeUpdate: a changed attribute keeps its
+	// old value until the new one is verified.
+	VerifyBeforeUpdate    []string
+	AdminCreateUserOnly   bool // AdminCreateUserConfig.AllowAdminCreateUserOnly
+	MinimumPasswordLength int  // 0 when not set (Cognito's default is 8)
+	MFAConfiguration      string
+	DeletionProtection    string
+}
+
+// UserPoolClient is an AWS::Cognito::UserPoolClient, kept as data. Token
+// validities carry Cognito's defaults when the template leaves them out.
+type UserPoolClient struct {
+	Source                     string
+	ClientID                   string // the Ref value: the logical ID in lower case
+	UserPoolID                 string
+	GenerateSecret             bool
+	ExplicitAuthFlows          []string
+	PreventUserExistenceErrors string
+	EnableTokenRevocation      bool // default true
+	AccessTokenValidity        time.Duration
+	IDTokenValidity            time.Duration
+	RefreshTokenValidity       time.Duration
+	ReadAttributes             []string
+	WriteAttributes            []string
+	AllowedOAuthFlows          []string
+}
+
+// UserPoolGroup is an AWS::Cognito::UserPoolGroup, kept as data. Its name
+// is what a member's cognito:groups claim lists.
+type UserPoolGroup struct {
+	Source      string
+	Name        string // GroupName, default the logical ID
+	UserPoolID  string
+	Description string
+	Precedence  *int
+	RoleARN     string
 }
 
 // Function returns the function with the given logical ID.

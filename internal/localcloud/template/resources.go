@@ -25,6 +25,10 @@ const (
 	typeAlarm        = "AWS::CloudWatch::Alarm"
 	typeSSMParameter = "AWS::SSM::Parameter"
 	typeLogGroup     = "AWS::Logs::LogGroup"
+
+	typeUserPool       = "AWS::Cognito::UserPool"
+	typeUserPoolClient = "AWS::Cognito::UserPoolClient"
+	typeUserPoolGroup  = "AWS::Cognito::UserPoolGroup"
 )
 
 // resourceKind describes how one resource type is named, referenced and
@@ -58,6 +62,10 @@ func init() {
 		typeAlarm:        {nameProperty: "AlarmName", refs: alarmRefs, build: buildAlarm},
 		typeSSMParameter: {nameProperty: "Name", refs: ssmParameterRefs, build: buildSSMParameter},
 		typeLogGroup:     {nameProperty: "LogGroupName", refs: logGroupRefs, build: buildLogGroup},
+
+		typeUserPool:       {refs: userPoolRefs, build: buildUserPool},
+		typeUserPoolClient: {refs: userPoolClientRefs, build: buildUserPoolClient},
+		typeUserPoolGroup:  {refs: userPoolGroupRefs, build: buildUserPoolGroup},
 	}
 }
 
@@ -116,7 +124,11 @@ type tableProps struct {
 		Enabled       boolValue
 	}
 	PointInTimeRecoverySpecification ignored
-	SSESpecification                 ignored
+	SSESpecification                 *struct {
+		SSEEnabled     boolValue
+		SSEType        string
+		KMSMasterKeyId string
+	}
 	ContributorInsightsSpecification ignored
 	DeletionProtectionEnabled        ignored
 	TableClass                       ignored
@@ -156,6 +168,9 @@ func buildTable(b *builder, in resourceInput) error {
 		AttributeDefinitions: p.AttributeDefinitions,
 		KeySchema:            p.KeySchema,
 		BillingMode:          p.BillingMode,
+	}
+	if sse := p.SSESpecification; sse != nil {
+		t.SSEEnabled, t.SSEKMSKeyID = bool(sse.SSEEnabled), sse.KMSMasterKeyId
 	}
 	for _, ix := range p.GlobalSecondaryIndexes {
 		t.GlobalSecondaryIndexes = append(t.GlobalSecondaryIndexes, ix.model())
@@ -213,8 +228,8 @@ type queueProps struct {
 	DeduplicationScope            ignored
 	FifoThroughputLimit           ignored
 	RedriveAllowPolicy            ignored
-	SqsManagedSseEnabled          ignored
-	KmsMasterKeyId                ignored
+	SqsManagedSseEnabled          boolValue
+	KmsMasterKeyId                string
 	KmsDataKeyReusePeriodSeconds  ignored
 	Tags                          ignored
 }
@@ -243,6 +258,8 @@ func buildQueue(b *builder, in resourceInput) error {
 		MaximumMessageSize:        p.MaximumMessageSize.or(0),
 		FIFO:                      bool(p.FifoQueue),
 		ContentBasedDeduplication: bool(p.ContentBasedDeduplication),
+		SQSManagedSSE:             bool(p.SqsManagedSseEnabled),
+		KMSMasterKeyID:            p.KmsMasterKeyId,
 	}
 	if q.FIFO != strings.HasSuffix(q.Name, ".fifo") {
 		return fmt.Errorf("queue name %q: a FIFO queue's name, and only its, ends in .fifo", q.Name)
@@ -293,7 +310,7 @@ type topicProps struct {
 	FifoTopic                 boolValue
 	ContentBasedDeduplication boolValue
 	DisplayName               ignored
-	KmsMasterKeyId            ignored
+	KmsMasterKeyId            string
 	SignatureVersion          ignored
 	TracingConfig             ignored
 	ArchivePolicy             ignored
@@ -313,6 +330,7 @@ func buildTopic(b *builder, in resourceInput) error {
 		ARN:                       in.refs.ref,
 		FIFO:                      bool(p.FifoTopic),
 		ContentBasedDeduplication: bool(p.ContentBasedDeduplication),
+		KMSMasterKeyID:            p.KmsMasterKeyId,
 	}
 	b.stack.Topics = append(b.stack.Topics, t)
 	for i, s := range p.Subscription {

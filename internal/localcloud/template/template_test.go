@@ -78,6 +78,7 @@ func TestLoadTables(t *testing.T) {
 			NonKeyAttributes: []string{"title"},
 		}},
 		TTLAttribute: "expires_at",
+		SSEEnabled:   true,
 	}, club)
 
 	outbox := st.Tables[1]
@@ -111,6 +112,7 @@ func TestLoadQueues(t *testing.T) {
 		MessageRetentionPeriod: 4 * 24 * time.Hour,
 		ReceiveMessageWaitTime: 20 * time.Second, // written as the string "20"
 		RedrivePolicy:          &template.RedrivePolicy{DeadLetterTargetARN: dlqARN, MaxReceiveCount: 5},
+		SQSManagedSSE:          true,
 	}, byName["NotificationsQueue"])
 
 	require.Equal(t, 14*24*time.Hour, byName["NotificationsDLQ"].MessageRetentionPeriod)
@@ -138,7 +140,7 @@ func TestLoadTopicsAndSubscriptions(t *testing.T) {
 	t.Parallel()
 	st := loadClub(t)
 	topicARN := "arn:aws:sns:us-east-1:000000000000:club-events"
-	require.Equal(t, []template.Topic{{Source: "EventsTopic", Name: "club-events", ARN: topicARN}}, st.Topics)
+	require.Equal(t, []template.Topic{{Source: "EventsTopic", Name: "club-events", ARN: topicARN, KMSMasterKeyID: "alias/aws/sns"}}, st.Topics)
 	require.Equal(t, []template.Subscription{
 		{
 			Source:   "EventsTopic.Subscription[0]",

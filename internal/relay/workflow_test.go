@@ -1,0 +1,238 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club/outbox"
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/localcloud/sfn"
+	"github.com/clubdev/club/internal/localcloud/sfn/api"
+	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/relay"
+	"github.com/clubdev/club/internal/sfnclient"
+)
+
+// fakeExecutions records starts and fails the names in failOn once.
+type fakeExecutions struct {
+	mu     sync.Mutex
+	starts [][2]string // name, input
+	failOn map[string]error
+}
+
+func (x *fakeExecutions) StartExecution(_ context.Context, name, input string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err, ok := x.failOn[name]; ok {
+		delete(x.failOn, name)
+		return err
+	}
+	x.starts = append(x.starts, [2]string{name, input})
+	return nil
+}
+
+func (x *fakeExecutions) started() [][2]string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([][2]string(nil), x.starts...)
+}
+
+// purchaseRow is the outbox row of a new purchase, as the purchase service
+// writes it.
+func purchaseRow(t *testing.T, purchaseID string, at time.Time) outbox.Row {
+	t.Helper()
+	env, err := events.New(events.NewID(), at, events.PurchaseRequested{
+		PurchaseID: purchaseID, IntensiveID: "i-1", StudentID: "s-1", AmountCents: 1000, Currency: "EUR",
+		HoldExpiresAt: at.Add(15 * time.Minute),
+	})
+	require.NoError(t, err)
+	r, err := outbox.NewRow(env, at)
+	require.NoError(t, err)
+	return r
+}
+
+// recordingMarker records which rows were marked published.
+type recordingMarker struct {
+	mu     sync.Mutex
+	marked map[string]bool
+}
+
+func (m *recordingMarker) MarkPublished(_ context.Context, eventID string, _ time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.marked == nil {
+		m.marked = map[string]bool{}
+	}
+	m.marked[eventID] = true
+	return nil
+}
+
+func (m *recordingMarker) isMarked(eventID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.marked[eventID]
+}
+
+func TestWorkflowStarterNamesTheExecutionAfterTheAggregate(t *testing.T) {
+	t.Parallel()
+	x := &fakeExecutions{}
+	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x})
+	require.NoError(t, err)
+	rows := []outbox.Row{purchaseRow(t, "p-1", t0), purchaseRow(t, "p-2", t0)}
+	msgs := []relay.Message{relay.MessageOf(rows[0]), relay.MessageOf(rows[1])}
+
+	n, err := starter.Publish(context.Background(), msgs)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, [][2]string{
+		{purchase.ExecutionName("p-1"), string(rows[0].Payload)},
+		{purchase.ExecutionName("p-2"), string(rows[1].Payload)},
+	}, x.started(), "named after the purchase, the envelope byte for byte as input")
+
+	env, err := events.Decode([]byte(x.started()[0][1]))
+	require.NoError(t, err)
+	require.Equal(t, rows[0].EventID, env.EventID)
+}
+
+func TestWorkflowStarterStopsAtTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	x := &fakeExecutions{failOn: map[string]error{"p-2": errors.New("ThrottlingException")}}
+	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x})
+	require.NoError(t, err)
+	rows := []outbox.Row{purchaseRow(t, "p-1", t0), purchaseRow(t, "p-2", t0), purchaseRow(t, "p-3", t0)}
+	msgs := make([]relay.Message, len(rows))
+	for i, r := range rows {
+		msgs[i] = relay.MessageOf(r)
+	}
+
+	n, err := starter.Publish(context.Background(), msgs)
+	require.Equal(t, 1, n)
+	require.ErrorContains(t, err, "ThrottlingException")
+	require.ErrorContains(t, err, rows[1].EventID)
+	require.NotErrorIs(t, err, relay.ErrNoRoute, "a transient failure is retried")
+	require.Len(t, x.started(), 1, "nothing after the failed message")
+
+	// The retry from the failed message starts the rest.
+	n, err = starter.Publish(context.Background(), msgs[n:])
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Len(t, x.started(), 3)
+}
+
+func TestWorkflowStarterRefusesWhatItCannotName(t *testing.T) {
+	t.Parallel()
+	x := &fakeExecutions{}
+	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x})
+	require.NoError(t, err)
+
+	other := relay.MessageOf(purchaseRow(t, "p-1", t0))
+	other.Type = "refund.requested" // a workflow type this starter has no state machine for
+	n, err := starter.Publish(context.Background(), []relay.Message{other})
+	require.Zero(t, n)
+	require.ErrorIs(t, err, relay.ErrNoRoute)
+
+	anonymous := relay.MessageOf(purchaseRow(t, "p-1", t0))
+	anonymous.AggregateID = ""
+	n, err = starter.Publish(context.Background(), []relay.Message{anonymous})
+	require.Zero(t, n)
+	require.ErrorContains(t, err, "no aggregate id")
+	require.Empty(t, x.started())
+}
+
+func TestNewWorkflowStarterValidates(t *testing.T) {
+	t.Parallel()
+	_, err := relay.NewWorkflowStarter(nil)
+	require.ErrorContains(t, err, "no workflows")
+	_, err = relay.NewWorkflowStarter(relay.Workflows{
+		events.TypeEnrollmentCreated: &fakeExecutions{}, events.TypePurchaseRequested: nil,
+	})
+	require.ErrorContains(t, err, `"enrollment.created" is not a workflow type`)
+	require.ErrorContains(t, err, "nil executions for purchase.requested")
+}
+
+// TestRelayRoutesWorkflowsToTheStarter: in one batch, events go to the
+// topic and purchase.requested to the state machine, in order, and every
+// row is marked.
+func TestRelayRoutesWorkflowsToTheStarter(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	evs := w.enroll(2, time.Second)
+	p := purchaseRow(t, "p-1", t0)
+	rows := []outbox.Row{evs[0], p, evs[1]}
+	topic, x := &fakePublisher{}, &fakeExecutions{}
+	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x})
+	require.NoError(t, err)
+	marker := &recordingMarker{}
+	r := newRelay(t, relay.Config{
+		Routes: relay.Routes{events.KindEvent: topic, events.KindWorkflow: starter},
+		Outbox: marker,
+	})
+
+	n, err := r.Publish(w.ctx, rows)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, eventIDs(evs), topic.attempted())
+	require.Equal(t, [][2]string{{"p-1", string(p.Payload)}}, x.started())
+	for _, row := range rows {
+		require.True(t, marker.isMarked(row.EventID), "row %s marked", row.EventID)
+	}
+}
+
+// TestWorkflowStarterOnStepFunctions relays the same purchase.requested row
+// three times (a retried stream batch, then the sweeper) through the real
+// Step Functions client to the local executor: one execution, named after
+// the purchase, with the envelope as its input.
+func TestWorkflowStarterOnStepFunctions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc := sfn.New(sfn.Options{Clock: clock.NewVirtual(t0)})
+	srv := httptest.NewServer(api.NewHandler(svc))
+	t.Cleanup(func() {
+		srv.Close()
+		svc.Close()
+	})
+	sm, err := svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{
+		Name:       "purchase",
+		Definition: `{"StartAt":"Entry","States":{"Entry":{"Type":"Pass","Parameters":{"purchase_id.$":"$.data.purchase_id"},"End":true}}}`,
+	})
+	require.NoError(t, err)
+	client, err := sfnclient.New(awssfn.New(awssfn.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}), sm.ARN)
+	require.NoError(t, err)
+	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: client})
+	require.NoError(t, err)
+	marker := &recordingMarker{}
+	r := newRelay(t, relay.Config{Routes: relay.Routes{events.KindWorkflow: starter}, Outbox: marker})
+
+	row := purchaseRow(t, "p-42", t0)
+	for attempt := range 3 {
+		n, err := r.Publish(ctx, []outbox.Row{row})
+		require.NoError(t, err, "attempt %d: an existing execution of that name is success", attempt+1)
+		require.Equal(t, 1, n)
+	}
+	require.True(t, marker.isMarked(row.EventID))
+
+	xs, err := svc.ListExecutions(ctx, sm.ARN, "")
+	require.NoError(t, err)
+	require.Len(t, xs, 1, "one execution however often the row is relayed")
+	require.Equal(t, "p-42", xs[0].Name)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	done, err := svc.WaitForCompletion(wctx, xs[0].ARN)
+	require.NoError(t, err)
+	require.Equal(t, sfn.StatusSucceeded, done.Status)
+	require.JSONEq(t, string(row.Payload), done.Input)
+	require.JSONEq(t, `{"purchase_id":"p-42"}`, done.Output, "the definition reads the envelope's data")
+}

@@ -1,0 +1,54 @@
+// Package securitytest holds the static security checks of the Club
+// backend's SAM template (docs/security.md) and the tests that run them on
+// infra/template.yaml: least privilege, encryption at rest, the API's
+// authentication, and that events carry no personal data.
+//
+// The checks read the template through the local cloud's own parser
+// (internal/localcloud/template), so they see exactly the resources,
+// resolved names and ARNs that both `sam deploy` and the local cloud use.
+// Each check returns findings, one per violation, naming the resource; an
+// empty result is a pass. They are plain functions over a parsed stack and
+// are safe for concurrent use.
+//
+// # Least privilege ([LeastPrivilege])
+//
+// Every function and state machine policy is written as IAM statements (a
+// managed policy name, a SAM policy template, an explicit Role or a
+// NotAction/NotResource statement cannot be checked and is a finding). On
+// the data services (DynamoDB, SQS, SNS, S3, Step Functions, KMS, Secrets
+// Manager, SSM) no statement may grant a wildcard action or a wildcard
+// resource; the only exception is Step Functions' task-token callbacks
+// (SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat), which IAM cannot
+// scope to a resource. A statement that allows any action other than a read
+// on a table, queue, topic, bucket or state machine must name one the
+// function uses: one named by its environment variables (table name, queue
+// URL, topic ARN, ...), one of its event sources (an SQS queue, a table's
+// stream, a stream mapping's on-failure destination), or, for a state
+// machine, one of its DefinitionSubstitutions. A write to anything outside
+// the stack is a finding too.
+//
+// Queue policies may let a service principal send only under an
+// aws:SourceArn condition, and never open a queue to "*".
+//
+// # Encryption at rest ([EncryptionAtRest])
+//
+// Every DynamoDB table has SSESpecification.SSEEnabled (a KMS key, auditable
+// in CloudTrail), every SQS queue SqsManagedSseEnabled or a KMS key, every SNS
+// topic a KMS key.
+//
+// # Authentication ([APIAuth])
+//
+// Every HTTP API route has a JWT authorizer except the public ones given;
+// when the template creates a Cognito user pool, every authorizer trusts
+// exactly that pool (issuer = its ProviderURL) and one of its app clients
+// (audience), and the pool's settings the API relies on hold (see the
+// function).
+//
+// # Personal data ([PersonalData])
+//
+// A JSON document (an event, an outbox row's payload) carries personal data
+// when a member's name announces it (email, display_name, phone, ...) or a
+// string holds an e-mail address. The tests run it on every stored event
+// example and on every member the event types can write; the end-to-end
+// suite runs it on the outbox rows the API wrote.
+package securitytest
