@@ -6,7 +6,7 @@ TEST_P    ?= 2
 TEST_FLAGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-localstack fuzz bench build lint validate deploy clean
+.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -18,6 +18,9 @@ run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); C
 
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
 	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./...
+
+test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
+	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md
 
 test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN)
 	localstack/run-tests.sh

@@ -1,0 +1,174 @@
+package reliability
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/issuer"
+	"github.com/clubdev/club/internal/stackfile"
+)
+
+var (
+	seedFlag   = flag.Uint64("club.seed", 0, "seed of the run's randomness (0: a new one, printed)")
+	soakFlag   = flag.Int("club.soak", 2000, "enrollments in the soak")
+	reportFlag = flag.String("club.report", "", "write the observations to this markdown file (relative to the module root)")
+)
+
+// The stack's settings that make failures cheap to wait for. They change
+// timings only, never behaviour: see docs/reliability.md.
+const (
+	// visibilityTimeout replaces the consumer queues' 180 s, so that work a
+	// crashed consumer held comes back in seconds.
+	visibilityTimeout = 6
+	// sweepAfter is OutboxSweepAfterSeconds; with scheduleSpeed 10 the
+	// sweeper runs every 6 s.
+	sweepAfter    = "10"
+	scheduleSpeed = 10
+)
+
+// consumerQueues are the queues whose visibility timeout the suite shortens.
+var consumerQueues = []string{"NotificationsQueue", "AnalyticsQueue", "RosterQueue"}
+
+// deadLetterQueues are every queue a message can end in when the system
+// gives up on it: the consumers' DLQs and the relay's on-failure destination.
+var deadLetterQueues = []string{"NotificationsDLQ", "AnalyticsDLQ", "RosterDLQ", "RelayFailuresQueue"}
+
+// stack is the local cloud under test.
+var stack struct {
+	file   *stackfile.Stack
+	issuer *issuer.Issuer
+	aws    aws.Config
+	sqs    *sqs.Client
+	db     *dynamodb.Client
+	seed   uint64
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	stack.seed = *seedFlag
+	if stack.seed == 0 {
+		stack.seed = uint64(time.Now().UnixNano())
+	}
+	// On stdout so that it is in the output of a failed run.
+	fmt.Printf("reliability: seed %d (replay with: go test ./reliability -args -club.seed %d)\n", stack.seed, stack.seed)
+
+	dir, err := os.MkdirTemp("", "club-reliability-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	logs := io.Discard
+	if os.Getenv("CLUB_E2E_VERBOSE") != "" {
+		logs = os.Stderr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root := moduleRoot()
+	cloud, err := localcloud.Start(ctx, localcloud.Config{
+		ModuleRoot:     root,
+		TemplatePath:   filepath.Join(root, "infra/template.yaml"),
+		StateDir:       dir,
+		EndpointAddr:   freeAddr(),
+		APIAddr:        freeAddr(),
+		MailAddr:       freeAddr(),
+		PaymentAddr:    freeAddr(),
+		BuildTags:      []string{"faults"},
+		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
+		ScheduleSpeed:  scheduleSpeed,
+		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+		FunctionOutput: logs,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start local cloud:", err)
+		return 1
+	}
+	defer func() {
+		if err := cloud.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop local cloud:", err)
+		}
+	}()
+	if err := connect(ctx, cloud.StackFile()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 && *reportFlag != "" {
+		path := *reportFlag
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if err := report.write(path); err != nil {
+			fmt.Fprintln(os.Stderr, "write report:", err)
+			return 1
+		}
+		fmt.Println("reliability: report written to", *reportFlag)
+	}
+	return code
+}
+
+// connect reads the stack outputs and shortens the consumer queues'
+// visibility timeout.
+func connect(ctx context.Context, path string) error {
+	f, err := stackfile.Load(path)
+	if err != nil {
+		return err
+	}
+	stack.file = f
+	key, err := issuer.LoadKey(f.IssuerKeyPath(path))
+	if err != nil {
+		return err
+	}
+	if stack.issuer, err = issuer.New(f.IssuerURL, key); err != nil {
+		return err
+	}
+	stack.aws = localcloud.AWSConfig(f.Endpoint)
+	stack.sqs = sqs.NewFromConfig(stack.aws)
+	stack.db = dynamodb.NewFromConfig(stack.aws)
+	for _, q := range consumerQueues {
+		_, err := stack.sqs.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
+			QueueUrl: aws.String(f.Queues[q]),
+			Attributes: map[string]string{
+				string(sqstypes.QueueAttributeNameVisibilityTimeout): strconv.Itoa(visibilityTimeout),
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("shorten the visibility timeout of %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..")
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
