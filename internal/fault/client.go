@@ -57,6 +57,10 @@ func (c *client) inject(ctx context.Context, p Point, key string) error {
 		return nil
 	}
 	d, err := c.ask(ctx, Hit{Point: p, Function: c.function, Key: key})
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up while asking: report that, not a broken endpoint.
+		return ctx.Err()
+	}
 	if err != nil {
 		c.warn.Do(func() {
 			fmt.Fprintf(c.stderr, "fault: control endpoint unreachable, running without faults: %v\n", err)
