@@ -18,6 +18,10 @@
 //     one after another only because their transactions share the class's
 //     counter item.
 //
+// The handler, its configuration and its wiring are package
+// projectionhandler's, shared with the roster function; this one differs
+// only by its projector.
+//
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
 // INBOX_RETENTION, …), QUEUE_URL, DLQ_URL, and optionally MAX_RECEIVE_COUNT
 // (the queue's redrive maxReceiveCount) and AWS_LAMBDA_LOG_LEVEL.

@@ -15,15 +15,9 @@ import (
 // Config is the sweeper's configuration, read once at start.
 type Config struct {
 	config.Globals
-	// TopicARN is the events topic (EVENTS_TOPIC_ARN).
-	TopicARN string
-	// PurchaseStateMachineARN is the purchase saga's state machine
-	// (PURCHASE_STATE_MACHINE_ARN): purchase.requested starts an execution
-	// of it.
-	PurchaseStateMachineARN string
-	// PublishBatch turns on SNS PublishBatch (SNS_PUBLISH_BATCH, default
-	// false).
-	PublishBatch bool
+	// Routing is EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN and the
+	// optional SNS_PUBLISH_BATCH, as for the stream relay.
+	relay.Routing
 	// SweepAfter is how long a row may stay pending before it is
 	// republished (SWEEP_AFTER, e.g. "60s"; required).
 	SweepAfter time.Duration
@@ -47,16 +41,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.Globals = g
-	if cfg.TopicARN = getenv("EVENTS_TOPIC_ARN"); cfg.TopicARN == "" {
-		errs = append(errs, errors.New("EVENTS_TOPIC_ARN is required"))
-	}
-	if cfg.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); cfg.PurchaseStateMachineARN == "" {
-		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))
-	}
-	if v := getenv("SNS_PUBLISH_BATCH"); v != "" {
-		if cfg.PublishBatch, err = strconv.ParseBool(v); err != nil {
-			errs = append(errs, fmt.Errorf("SNS_PUBLISH_BATCH: %q is not a boolean", v))
-		}
+	if cfg.Routing, err = relay.RoutingFromEnv(getenv); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.SweepAfter, err = positiveDuration(getenv, "SWEEP_AFTER", true); err != nil {
 		errs = append(errs, err)

@@ -18,21 +18,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/relay"
-	"github.com/clubdev/club/internal/sfnclient"
-	"github.com/clubdev/club/internal/store"
 )
 
 // functionName labels log lines and metrics.
@@ -54,39 +46,15 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
-	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
-	if err != nil {
-		return nil, err
-	}
-	topic, err := relay.NewSNSPublisher(sns.NewFromConfig(awsCfg), relay.SNSConfig{TopicARN: cfg.TopicARN, Batch: cfg.PublishBatch})
-	if err != nil {
-		return nil, err
-	}
-	purchases, err := sfnclient.New(sfn.NewFromConfig(awsCfg), cfg.PurchaseStateMachineARN)
-	if err != nil {
-		return nil, err
-	}
-	workflows, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: purchases})
-	if err != nil {
-		return nil, err
-	}
-	dims := map[string]string{obs.DimFunction: functionName}
-	r, err := relay.New(relay.Config{
-		// The same routes as the stream relay (functions/relay).
-		Routes: relay.Routes{events.KindEvent: topic, events.KindWorkflow: workflows},
-		Outbox: st.Outbox, Logger: logger, Metrics: os.Stdout, MetricDimensions: dims,
-	})
+	// The same store and routes as the stream relay (functions/relay).
+	w, err := relay.Wire(ctx, functionName, cfg.Store(), cfg.Routing, logger, os.Stdout)
 	if err != nil {
 		return nil, err
 	}
 	s, err := relay.NewSweeper(relay.SweeperConfig{
-		Relay: r, Outbox: st.Outbox, Leases: st.Leases,
+		Relay: w.Relay, Outbox: w.Store.Outbox, Leases: w.Store.Leases,
 		SweepAfter: cfg.SweepAfter, Limit: cfg.Limit, LeaseTTL: cfg.LeaseTTL,
-		Logger: logger, Metrics: os.Stdout, MetricDimensions: dims,
+		Logger: logger, Metrics: os.Stdout, MetricDimensions: map[string]string{obs.DimFunction: functionName},
 	})
 	if err != nil {
 		return nil, err

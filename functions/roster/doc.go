@@ -18,6 +18,10 @@
 //     messages of a batch are applied one after another only because their
 //     transactions share the class's roster item.
 //
+// The handler, its configuration and its wiring are package
+// projectionhandler's, shared with the analytics function; this one differs
+// only by its projector.
+//
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
 // INBOX_RETENTION, …), QUEUE_URL, DLQ_URL, and optionally MAX_RECEIVE_COUNT
 // (the queue's redrive maxReceiveCount) and AWS_LAMBDA_LOG_LEVEL.

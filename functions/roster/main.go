@@ -2,46 +2,29 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/obs"
-	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/internal/sqsconsumer/projectionhandler"
 )
 
 // functionName labels log lines and metrics.
 const functionName = "roster"
 
 func main() {
-	cfg, cfgErr := loadConfig(os.Getenv)
+	cfg, cfgErr := projectionhandler.LoadConfig(functionName, os.Getenv)
 	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: functionName})
 	if cfgErr != nil {
 		logger.Error("invalid configuration", obs.Err(cfgErr))
 		os.Exit(1)
 	}
-	h, err := build(context.Background(), cfg, logger)
+	h, err := projectionhandler.Build(context.Background(), cfg, projection.NewRosterProjector, logger)
 	if err != nil {
 		logger.Error("start", obs.Err(err))
 		os.Exit(1)
 	}
 	lambda.Start(h.Handle)
-}
-
-func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
-	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
-	if err != nil {
-		return nil, err
-	}
-	return newHandler(cfg.Queue, sqs.NewFromConfig(awsCfg), projection.NewRosterProjector(st.Inbox), logger)
 }

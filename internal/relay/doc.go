@@ -53,5 +53,11 @@
 // lease runs out, and reports the age of the oldest pending row: a promise not
 // kept yet. It never deletes a row.
 //
+// # Wiring
+//
+// [Wire] builds what the relay function and the outbox sweeper share — the
+// store and a Relay with the deployed routes — from a [Routing] read by
+// [RoutingFromEnv], so the two route every row alike.
+//
 // Relay and Sweeper are safe for concurrent use.
 package relay

@@ -1,24 +1,29 @@
-package main
+package projectionhandler
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sqsconsumer"
+	"github.com/clubdev/club/internal/store"
 )
 
 // batchConcurrency: one message at a time, in batch order. Order does not
 // matter for correctness (the effects commute, see package projection), but
 // the events of a batch are mostly about the same class, and each event's
-// transaction writes the class's counter item: run concurrently, those
-// transactions would cancel each other (TransactionConflict) and retry, so
-// sequential is the faster choice.
+// transaction writes the class's read-model item (its roster's as-of, its
+// counters): run concurrently, those transactions would cancel each other
+// (TransactionConflict) and retry, so sequential is the faster choice.
 const batchConcurrency = 1
 
 // Projector applies one decoded event exactly once for its consumer;
@@ -29,23 +34,36 @@ type Projector interface {
 
 var _ Projector = (*projection.Projector)(nil)
 
-// Handler applies the events of analytics queue batches to the class
-// counters.
+// Handler applies the events of a queue's batches through a Projector.
 type Handler struct {
 	consumer  *sqsconsumer.Consumer
 	projector Projector
 }
 
-// newHandler wires the consumer of the analytics queue; queue carries the queue
-// settings (URLs, MaxReceiveCount).
-func newHandler(queue sqsconsumer.Config, client sqsconsumer.SQS, p Projector, logger *slog.Logger) (*Handler, error) {
-	queue.Name = functionName
+// New wires the consumer of a projection queue; queue carries the queue
+// settings (Name, URLs, MaxReceiveCount). Its Concurrency is always one.
+func New(queue sqsconsumer.Config, client sqsconsumer.SQS, p Projector, logger *slog.Logger) (*Handler, error) {
 	queue.Concurrency = batchConcurrency
 	c, err := sqsconsumer.New(queue, client, logger)
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{consumer: c, projector: p}, nil
+}
+
+// Build is New as a function's main wires it: the AWS SDK configuration
+// loaded once, the store and the projector newProjector makes over its
+// inbox (projection.NewRosterProjector or projection.NewStatsProjector).
+func Build(ctx context.Context, cfg Config, newProjector func(projection.Inbox) *projection.Projector, logger *slog.Logger) (*Handler, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg.Queue, sqs.NewFromConfig(awsCfg), newProjector(st.Inbox), logger)
 }
 
 // Handle processes one batch and reports the messages to retry; it never
