@@ -502,7 +502,9 @@ func reason(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := err.Error()
+	// A provider's error may quote the recipient: dead letters keep no
+	// personal data.
+	s := obs.RedactText(err.Error())
 	if len(s) > maxReasonBytes {
 		s = s[:maxReasonBytes-3] + "..."
 	}
