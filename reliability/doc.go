@@ -12,6 +12,12 @@
 //     enrollment says it was sent.
 //
 // TestExercise1 crashes each boundary of the source's first exercise once;
+// TestExercise2 runs the purchase saga's four cases of the second exercise
+// (a repeated late webhook, the refund provider unavailable, a crash after
+// the refund was accepted, a re-run of an old handler) and checks the
+// saga's facts instead: the seat pools add up to the capacity and a late
+// payment takes no seat, the unfinished money result (refund_pending) is
+// visible until the provider confirms, at most one refund per payment;
 // TestSoak runs many enrollments with every fault point firing at random
 // (seeded) and checks the same facts for all of them, plus that no message is
 // left outside a dead-letter queue and that every dead letter carries a

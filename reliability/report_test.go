@@ -15,6 +15,7 @@ import (
 // markers; the prose around them is written by hand and kept.
 const (
 	markExercise1 = "exercise-1"
+	markExercise2 = "exercise-2"
 	markSoak      = "soak"
 )
 
@@ -29,6 +30,7 @@ type boundaryRow struct {
 type reportData struct {
 	mu         sync.Mutex
 	boundaries []boundaryRow
+	sagaCases  []sagaRow
 	soak       *soakResult
 }
 
@@ -59,6 +61,11 @@ func (r *reportData) write(path string) error {
 	}
 	if len(r.boundaries) > 0 {
 		if doc, err = replaceBlock(doc, markExercise1, r.exercise1()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if len(r.sagaCases) > 0 {
+		if doc, err = replaceBlock(doc, markExercise2, r.exercise2()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}

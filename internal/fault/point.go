@@ -37,7 +37,8 @@ const (
 	// notification is not recorded as sent.
 	NotifierAfterSend Point = "notifier.after_send"
 	// SagaAfterRefundAccepted: the payment provider accepted a refund; the
-	// purchase does not record it yet. Placed by the purchase saga.
+	// purchase does not record it yet (the saga's refund step, keyed by the
+	// purchase id).
 	SagaAfterRefundAccepted Point = "saga.after_refund_accepted"
 )
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clubdev/club/internal/fault"
 	"github.com/clubdev/club/internal/payment"
 )
 
@@ -263,6 +264,10 @@ func (s *Steps) Refund(ctx context.Context, id string) (RefundState, error) {
 	rf, err := s.payments.CreateRefund(ctx, p.RefundKey(), p.PaymentID())
 	if err != nil {
 		return RefundState{}, fmt.Errorf("refund %s: %w", id, classifyProvider(err, ErrRefundUnknown, ErrRefundRejected))
+	}
+	// The provider holds the refund; the purchase does not say so yet.
+	if err := fault.Inject(ctx, fault.SagaAfterRefundAccepted, id); err != nil {
+		return RefundState{}, fmt.Errorf("refund %s: %w", id, err)
 	}
 	stored, err := s.recordRefund(ctx, id, rf)
 	if err != nil {
