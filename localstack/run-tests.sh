@@ -18,8 +18,11 @@ cleanup() { docker compose -f localstack/docker-compose.yml down -v >/dev/null 2
 
 docker compose -f localstack/docker-compose.yml up -d --wait
 sam build -t infra/template.yaml
+# The webhook secret is generated per run: secrets never live in the repository.
+secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 sam deploy --stack-name "$stack" --resolve-s3 --no-confirm-changeset --no-fail-on-empty-changeset \
-  --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --region "$AWS_REGION"
+  --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --region "$AWS_REGION" \
+  --parameter-overrides "PaymentWebhookSecret=$secret"
 
 mkdir -p .club
 go run ./cmd/clubctl stack-file --stack-name "$stack" --out .club/localstack-stack.json
