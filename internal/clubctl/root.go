@@ -92,6 +92,7 @@ var commands = []func(*Globals) *cobra.Command{
 	newDLQCommand,
 	newCapacityCommand,
 	newReplayCommand,
+	newReconcileCommand,
 }
 
 // RefusedError marks a command that refused to act because acting would be
