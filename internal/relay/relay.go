@@ -155,9 +155,29 @@ func (r *Relay) Publish(ctx context.Context, rows []outbox.Row) (int, error) {
 	return len(rows), nil
 }
 
-// markAll marks rows published, concurrently, and returns how many rows from
-// the start are marked and the first error in row order.
+// BatchMarker is implemented by outbox stores that can mark many rows
+// published in few requests. MarkAllPublished marks every row or, on any
+// error, may have marked some of them: marking is idempotent, so the relay
+// then marks them one by one.
+type BatchMarker interface {
+	MarkAllPublished(ctx context.Context, eventIDs []string, at time.Time) error
+}
+
+// markAll marks rows published — all at once when the outbox is a
+// BatchMarker, else (or if that fails) concurrently one by one — and returns
+// how many rows from the start are marked and the first error in row order.
 func (r *Relay) markAll(ctx context.Context, rows []outbox.Row, at time.Time) (int, error) {
+	if bm, ok := r.outbox.(BatchMarker); ok && len(rows) > 1 {
+		ids := make([]string, len(rows))
+		for i, row := range rows {
+			ids[i] = row.EventID
+		}
+		err := bm.MarkAllPublished(ctx, ids, at)
+		if err == nil {
+			return len(rows), nil
+		}
+		r.logger.DebugContext(ctx, "marking the batch published failed; marking row by row", obs.Err(err))
+	}
 	errs := make([]error, len(rows))
 	sem := make(chan struct{}, r.markConcurrency)
 	var wg sync.WaitGroup

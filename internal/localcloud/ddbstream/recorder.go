@@ -36,6 +36,10 @@ type Recorder struct {
 	// writeMu is held across read-old-images, write, read-new-images of
 	// each recorded write: nothing else can change a stream-enabled table
 	// in between, so the images are exactly before and after the write.
+	// (Items a Put creates, conditional on attribute_not_exists of a key
+	// attribute, need no reading: see createsOnly. Every enrollment's
+	// outbox insert is one, so the lock is held for one emulator call
+	// instead of three.)
 	writeMu sync.Mutex
 }
 
@@ -152,12 +156,12 @@ func (rec *Recorder) write(ctx context.Context, r *http.Request, op string, body
 	ctx = context.WithoutCancel(ctx)
 	rec.writeMu.Lock()
 	defer rec.writeMu.Unlock()
-	before, err := rec.images(ctx, r, writes)
+	before, err := rec.imagesAround(ctx, r, writes, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read old images: %w", op, err)
 	}
 	resp := rec.forward(ctx, r, body)
-	after, err := rec.images(ctx, r, writes)
+	after, err := rec.imagesAround(ctx, r, writes, resp)
 	if err != nil {
 		// The write may have committed: answer what kumo answered, and
 		// say loudly that its stream records are missing.
@@ -173,7 +177,7 @@ func (rec *Recorder) write(ctx context.Context, r *http.Request, op string, body
 // item twice; kumo applies it, and the images then show the net change).
 func (rec *Recorder) streamWrites(ctx context.Context, r *http.Request, targets []target) ([]itemWrite, error) {
 	var writes []itemWrite
-	seen := map[string]bool{}
+	seen := map[string]int{} // identity → index in writes
 	for _, tg := range targets {
 		t, known, err := rec.table(ctx, r, tg.table)
 		if err != nil {
@@ -187,12 +191,53 @@ func (rec *Recorder) streamWrites(ctx context.Context, r *http.Request, targets 
 			continue // kumo rejects an incomplete key; nothing to record
 		}
 		w := itemWrite{table: t, key: key}
-		if id := w.identity(); !seen[id] {
-			seen[id] = true
-			writes = append(writes, w)
+		if createsOnly(t, tg.condition) {
+			b, err := json.Marshal(tg.attrs) // sorted and compact, as kumo renders items
+			if err != nil {
+				return nil, fmt.Errorf("encode item: %w", err)
+			}
+			w.created = image(b)
 		}
+		id := w.identity()
+		if i, dup := seen[id]; dup {
+			// Two writes to one item: only reading shows what it became.
+			writes[i].created = nil
+			continue
+		}
+		seen[id] = len(writes)
+		writes = append(writes, w)
 	}
 	return writes, nil
+}
+
+// imagesAround returns the image of each write before the request (resp
+// nil) or after it: read from the emulator, except for the items a Put
+// creates (itemWrite.created), which had none before and, if the request
+// succeeded, are exactly what was put. A failed request wrote nothing.
+func (rec *Recorder) imagesAround(ctx context.Context, r *http.Request, writes []itemWrite, resp *response) ([]image, error) {
+	var unknown []itemWrite
+	for _, w := range writes {
+		if w.created == nil {
+			unknown = append(unknown, w)
+		}
+	}
+	var read []image
+	if len(unknown) > 0 {
+		var err error
+		if read, err = rec.images(ctx, r, unknown); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]image, len(writes))
+	for i, w := range writes {
+		switch {
+		case w.created == nil:
+			out[i], read = read[0], read[1:]
+		case resp != nil && resp.ok():
+			out[i] = w.created
+		}
+	}
+	return out, nil
 }
 
 // maxTransactGet is the most items one TransactGetItems may read.

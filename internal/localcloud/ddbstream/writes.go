@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // target is one item a write request addresses: the table and the
@@ -13,6 +14,9 @@ import (
 type target struct {
 	table string
 	attrs map[string]json.RawMessage
+	// condition is the ConditionExpression of a PutItem or a transaction's
+	// Put ("" for anything else): see createsOnly.
+	condition string
 }
 
 // writeTargets lists the items a write operation addresses, in request
@@ -22,13 +26,14 @@ func writeTargets(op string, body []byte) ([]target, error) {
 	switch op {
 	case "PutItem":
 		var req struct {
-			TableName string                     `json:"TableName"`
-			Item      map[string]json.RawMessage `json:"Item"`
+			TableName           string                     `json:"TableName"`
+			Item                map[string]json.RawMessage `json:"Item"`
+			ConditionExpression string                     `json:"ConditionExpression"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", op, err)
 		}
-		return []target{{req.TableName, req.Item}}, nil
+		return []target{{req.TableName, req.Item, req.ConditionExpression}}, nil
 	case "UpdateItem", "DeleteItem":
 		var req struct {
 			TableName string                     `json:"TableName"`
@@ -37,7 +42,7 @@ func writeTargets(op string, body []byte) ([]target, error) {
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", op, err)
 		}
-		return []target{{req.TableName, req.Key}}, nil
+		return []target{{req.TableName, req.Key, ""}}, nil
 	case "BatchWriteItem":
 		return batchWriteTargets(body)
 	case "TransactWriteItems":
@@ -47,9 +52,10 @@ func writeTargets(op string, body []byte) ([]target, error) {
 }
 
 type keyed struct {
-	TableName string                     `json:"TableName"`
-	Key       map[string]json.RawMessage `json:"Key"`
-	Item      map[string]json.RawMessage `json:"Item"`
+	TableName           string                     `json:"TableName"`
+	Key                 map[string]json.RawMessage `json:"Key"`
+	Item                map[string]json.RawMessage `json:"Item"`
+	ConditionExpression string                     `json:"ConditionExpression"`
 }
 
 func transactWriteTargets(body []byte) ([]target, error) {
@@ -67,11 +73,11 @@ func transactWriteTargets(body []byte) ([]target, error) {
 	for _, it := range req.TransactItems {
 		switch {
 		case it.Put != nil:
-			out = append(out, target{it.Put.TableName, it.Put.Item})
+			out = append(out, target{it.Put.TableName, it.Put.Item, it.Put.ConditionExpression})
 		case it.Update != nil:
-			out = append(out, target{it.Update.TableName, it.Update.Key})
+			out = append(out, target{it.Update.TableName, it.Update.Key, ""})
 		case it.Delete != nil:
-			out = append(out, target{it.Delete.TableName, it.Delete.Key})
+			out = append(out, target{it.Delete.TableName, it.Delete.Key, ""})
 		}
 	}
 	return out, nil
@@ -98,9 +104,9 @@ func batchWriteTargets(body []byte) ([]target, error) {
 		for _, w := range writes {
 			switch {
 			case w.PutRequest != nil:
-				out = append(out, target{table, w.PutRequest.Item})
+				out = append(out, target{table, w.PutRequest.Item, ""})
 			case w.DeleteRequest != nil:
-				out = append(out, target{table, w.DeleteRequest.Key})
+				out = append(out, target{table, w.DeleteRequest.Key, ""})
 			}
 		}
 		return nil
@@ -141,6 +147,31 @@ func eachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)
 type itemWrite struct {
 	table tableMeta
 	key   map[string]json.RawMessage
+	// created, when set, is the item a Put creates if it applies at all (see
+	// createsOnly): its old image is none and its new image is this, so
+	// neither needs reading.
+	created image
+}
+
+// createsOnly reports whether a Put's condition is attribute_not_exists of
+// one of the table's key attributes: then the Put applies only where no
+// item was, and the item after it is exactly the one put.
+func createsOnly(t tableMeta, condition string) bool {
+	attr, ok := strings.CutPrefix(strings.TrimSpace(condition), "attribute_not_exists(")
+	if !ok {
+		return false
+	}
+	attr, ok = strings.CutSuffix(attr, ")")
+	if !ok {
+		return false
+	}
+	attr = strings.TrimSpace(attr)
+	for _, k := range t.KeySchema {
+		if k.AttributeName == attr {
+			return true
+		}
+	}
+	return false
 }
 
 // keyOf extracts the primary key from the attributes of a target. ok is

@@ -1,0 +1,263 @@
+package bench_test
+
+import (
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/bench"
+)
+
+func msd(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	t.Parallel()
+	samples := []time.Duration{}
+	for i := 100; i >= 1; i-- { // unsorted on purpose
+		samples = append(samples, msd(i))
+	}
+	tests := []struct {
+		p    float64
+		want time.Duration
+	}{
+		{50, msd(50)}, {99, msd(99)}, {100, msd(100)}, {1, msd(1)}, {0.1, msd(1)},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, bench.Percentile(samples, tt.p), "p%v", tt.p)
+	}
+	require.Equal(t, msd(100), samples[0], "the samples are left as they were")
+	require.Zero(t, bench.Percentile(nil, 50))
+
+	d := bench.Summarize([]time.Duration{msd(3), msd(1), msd(2)})
+	require.Equal(t, bench.Distribution{N: 3, P50: msd(2), P99: msd(3), Max: msd(3)}, d)
+}
+
+func TestLatencyRatiosCompareSlowWithFastPhases(t *testing.T) {
+	t.Parallel()
+	r := &bench.LatencyResult{Phases: []bench.LatencyPhase{
+		{Variant: bench.VariantAsync, MailLatencyMS: 0, Samples: []time.Duration{msd(10), msd(20)}},
+		{Variant: bench.VariantAsync, MailLatencyMS: 2000, Samples: []time.Duration{msd(11), msd(22)}},
+		{Variant: bench.VariantSync, MailLatencyMS: 0, Samples: []time.Duration{msd(10), msd(10)}},
+		{Variant: bench.VariantSync, MailLatencyMS: 2000, Samples: []time.Duration{msd(2010), msd(2020)}},
+	}}
+	p50, p99 := r.Ratios(bench.VariantAsync, 0, 2000)
+	require.InDelta(t, 1.1, p50, 1e-9)
+	require.InDelta(t, 1.1, p99, 1e-9)
+	p50, _ = r.Ratios(bench.VariantSync, 0, 2000)
+	require.InDelta(t, 201, p50, 1e-9)
+	p50, p99 = r.Ratios("other", 0, 2000)
+	require.Zero(t, p50+p99, "a missing phase gives no ratio")
+}
+
+func TestThroughputCountsLossAndDuplicates(t *testing.T) {
+	t.Parallel()
+	r := bench.ThroughputResult{Duration: 10 * time.Second, Created: 100, OutboxRows: 100, OutboxPublished: 100,
+		Mails: 100, MailsTotal: 100, RosterEntries: 100, StatsTotal: 100}
+	require.InDelta(t, 10, r.AchievedRate(), 1e-9)
+	r.Span = 20 * time.Second // the API fell behind: the last 201 came late
+	require.InDelta(t, 5, r.AchievedRate(), 1e-9)
+	r.Span = 0
+	require.Zero(t, r.Lost())
+	require.Zero(t, r.Duplicated())
+
+	r.Mails, r.MailsTotal = 98, 99 // two enrollments without mail, one mailed twice
+	r.StatsTotal = 101             // one counted twice
+	r.OutboxPublished = 97         // three rows still pending
+	require.Equal(t, 5, r.Lost())
+	require.Equal(t, 2, r.Duplicated())
+}
+
+func TestPredictDrainIsTheCapacityModel(t *testing.T) {
+	t.Parallel()
+	// SPEC §1.8: 6,000 queued, provider 100/s, arrivals 80/s → 300 s.
+	d, ok := bench.PredictDrain(6000, 80, 100)
+	require.True(t, ok)
+	require.Equal(t, 300*time.Second, d)
+	d, ok = bench.PredictDrain(600, 8, 10)
+	require.True(t, ok)
+	require.Equal(t, 300*time.Second, d)
+	_, ok = bench.PredictDrain(600, 100, 100)
+	require.False(t, ok, "a backlog never drains while arrivals match the provider")
+
+	r := bench.DrainResult{Backlog: 600, ArrivalRate: 80, ProviderRate: 100, Measured: 33 * time.Second}
+	require.Equal(t, 30*time.Second, r.Predicted())
+	require.InDelta(t, 0.1, r.Error(), 1e-9)
+}
+
+func TestBacklogCurveAndDrainEnd(t *testing.T) {
+	t.Parallel()
+	zero := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return zero.Add(time.Duration(s * float64(time.Second))) }
+	// 10 arrivals before zero; mails go out one a second from zero on.
+	var arrivals, mails []time.Time
+	for i := range 10 {
+		arrivals = append(arrivals, at(-1+float64(i)*0.05))
+		mails = append(mails, at(float64(i)+0.5))
+	}
+	curve := bench.BacklogCurve(arrivals, mails, zero, at(-1), at(10), time.Second)
+	require.Len(t, curve, 12)
+	require.Equal(t, bench.BacklogPoint{T: -time.Second, Backlog: 1}, curve[0])
+	require.Equal(t, bench.BacklogPoint{T: 0, Backlog: 10}, curve[1])
+	require.Equal(t, bench.BacklogPoint{T: 3 * time.Second, Backlog: 7}, curve[4])
+	end, ok := bench.DrainEnd(curve, 2)
+	require.True(t, ok)
+	require.Equal(t, 8*time.Second, end)
+
+	// A backlog that rises again after touching the level has not drained
+	// until it stays there.
+	bumpy := []bench.BacklogPoint{{T: 0, Backlog: 9}, {T: time.Second, Backlog: 1}, {T: 2 * time.Second, Backlog: 5}, {T: 3 * time.Second, Backlog: 1}}
+	end, ok = bench.DrainEnd(bumpy, 2)
+	require.True(t, ok)
+	require.Equal(t, 3*time.Second, end)
+	_, ok = bench.DrainEnd([]bench.BacklogPoint{{T: 0, Backlog: 9}}, 2)
+	require.False(t, ok)
+}
+
+func TestCostPricesEachRequestClass(t *testing.T) {
+	t.Parallel()
+	v := bench.RequestVariant{
+		Enrollments: 10, TransactionItems: 4,
+		Ops: []bench.OpCount{
+			{Service: "dynamodb", Operation: "TransactWriteItems", Count: 10}, // 4 items an enrollment: 8 units
+			{Service: "dynamodb", Operation: "UpdateItem", Count: 20},
+			{Service: "dynamodb", Operation: "GetItem", Count: 30},
+			{Service: "sns", Operation: "Publish", Count: 10},
+			{Service: "sqs", Operation: "ReceiveMessage", Count: 5},
+			{Service: "sqs", Operation: "DeleteMessageBatch", Count: 5},
+		},
+		Invocations: map[string]int64{"api": 10, "relay": 1},
+	}
+	require.InDelta(t, 8.0, v.PerEnrollment(), 1e-9)
+	require.InDelta(t, 1.1, v.InvocationsPerEnrollment(), 1e-9)
+	lines := bench.Cost(v, bench.ListPrices)
+	units := map[string]float64{}
+	for _, l := range lines {
+		units[l.Item] = l.Units
+	}
+	require.InDelta(t, 8+2, units["DynamoDB write request units"], 1e-9)
+	require.InDelta(t, 3, units["DynamoDB read request units"], 1e-9)
+	require.InDelta(t, 1, units["SNS publishes"], 1e-9)
+	require.InDelta(t, 1, units["SQS requests"], 1e-9)
+	want := 10*0.625 + 3*0.125 + 1*0.50 + 1*0.40 + 1.1*0.20 + 1*1.00
+	require.InDelta(t, want, bench.TotalUSD(lines), 1e-9)
+	require.Nil(t, bench.Cost(bench.RequestVariant{}, bench.ListPrices))
+}
+
+func sampleReport() *bench.Report {
+	lat := func(base int) []time.Duration {
+		var s []time.Duration
+		for i := range 200 {
+			s = append(s, msd(base+i%17))
+		}
+		return s
+	}
+	var timeline []bench.TimelinePoint
+	for i := range 10 {
+		timeline = append(timeline, bench.TimelinePoint{Second: i, Enrolled: 300, Mailed: 290 + i})
+	}
+	var curve []bench.BacklogPoint
+	for i := -4; i <= 40; i++ {
+		curve = append(curve, bench.BacklogPoint{T: time.Duration(i) * time.Second, Backlog: max(600-20*max(i, 0), 10)})
+	}
+	ops := []bench.OpCount{{Service: "dynamodb", Operation: "TransactWriteItems", Count: 3000}, {Service: "sns", Operation: "Publish", Count: 1000}}
+	return &bench.Report{
+		Machine: bench.Machine{CPU: "Test CPU", Cores: 2, MemoryGiB: 24, OS: "linux/amd64", GoVersion: "go1.26"},
+		Command: "make bench",
+		Latency: &bench.LatencyResult{Rate: 40, Duration: 15 * time.Second, Phases: []bench.LatencyPhase{
+			{Variant: bench.VariantAsync, MailLatencyMS: 0, Sent: 200, Created: 200, Samples: lat(5)},
+			{Variant: bench.VariantSync, MailLatencyMS: 0, Sent: 200, Created: 200, Samples: lat(4)},
+			{Variant: bench.VariantAsync, MailLatencyMS: 2000, Sent: 200, Created: 200, Samples: lat(5)},
+			{Variant: bench.VariantSync, MailLatencyMS: 2000, Sent: 200, Created: 200, Samples: lat(2004)},
+		}},
+		Throughput: &bench.ThroughputResult{
+			TargetRate: 300, Duration: 10 * time.Second, Sent: 3000, Created: 3000, API: lat(5), EndToEnd: lat(80),
+			OutboxRows: 3000, OutboxPublished: 3000, Mails: 3000, MailsTotal: 3000, RosterEntries: 3000, StatsTotal: 3000,
+			Ops: ops, Invocations: map[string]int64{"api": 3000}, Timeline: timeline,
+		},
+		Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
+			{Name: "product", Enrollments: 1000, Ops: ops, TransactionItems: 3.3, Invocations: map[string]int64{"api": 1000}},
+			{Name: "naive", Enrollments: 1000, Ops: append(ops, bench.OpCount{Service: "dynamodb", Operation: "GetItem", Count: 2000}), TransactionItems: 5},
+		}},
+		Drain: &bench.DrainResult{ProviderRate: 100, ArrivalRate: 80, SurgeRate: 250, Surge: 4 * time.Second,
+			Backlog: 600, Measured: 31 * time.Second, Enrollments: 4000, Mails: 4000, Curve: curve},
+		Functions: []bench.FunctionResult{{Name: "api", SizeBytes: 20 << 20, StartToFirstPoll: []time.Duration{msd(20), msd(25)}}},
+		Profiles:  []bench.ProfileSummary{{Component: "function api", Seconds: 1.5, Top: "      flat  flat%\n 1s 50% main.f\n"}},
+	}
+}
+
+func TestReportWritesTablesAndPlots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	md := filepath.Join(dir, "benchmarks.md")
+	files, err := sampleReport().Write(md)
+	require.NoError(t, err)
+	require.Len(t, files, 5, "four plots and the page")
+
+	page, err := os.ReadFile(md)
+	require.NoError(t, err)
+	text := string(page)
+	for _, want := range []string{
+		"| machine | Test CPU, 2 cores, 24 GiB, linux/amd64 |",
+		"| reproduce | `make bench` (about 10 minutes;",
+		"| product API (outbox) | 2000 ms | 200 | 200 |",
+		"×1.00", // the product's ratio
+		"| **lost / duplicated effects** | **0 / 0** |",
+		"| dynamodb | TransactWriteItems | 3.00 | 3.00 |",
+		"| **all AWS requests** | | **4.00** | **6.00** |",
+		"$0.625 per million write request units",
+		"| backlog when the surge ended | 600 mails above the steady 0 |",
+		"| predicted drain (backlog ÷ (100 − 80)/s) | 30s |",
+		"| api | 20.0 MiB |",
+		"### function api (1.5 CPU s)",
+		"![Backlog drain](benchmarks-drain.png)",
+	} {
+		require.Contains(t, text, want)
+	}
+	require.False(t, strings.Contains(text, dir), "no machine paths in the page")
+	for _, f := range files[:len(files)-1] {
+		fh, err := os.Open(f)
+		require.NoError(t, err)
+		img, err := png.Decode(fh)
+		fh.Close()
+		require.NoError(t, err, f)
+		require.Greater(t, img.Bounds().Dx(), 300, f)
+	}
+}
+
+func TestReportSummaryJudgesTargets(t *testing.T) {
+	t.Parallel()
+	r := sampleReport()
+	text := r.Markdown()
+	require.Contains(t, text, "| ≥ 300 enrollments/s for 10s, end-to-end p99 ≤ 2s, zero loss and duplicates | 300/s, p99 96.0 ms, lost 0, duplicated 0 | met |")
+	require.Contains(t, text, "measured 31s, predicted 30s (+3.3 %) | met |")
+
+	r.Throughput.StatsTotal = 2999
+	r.Drain.Measured = 40 * time.Second
+	text = r.Markdown()
+	require.Contains(t, text, "lost 1, duplicated 0 | **not met** |")
+	require.Contains(t, text, "(+33.3 %) | **not met** |")
+	require.False(t, math.IsNaN(r.Drain.Error()))
+}
+
+func TestPhasedPacerFollowsEachPhaseThenStops(t *testing.T) {
+	t.Parallel()
+	p := phasedPacer{{rate: 100, until: time.Second}, {rate: 10, until: 3 * time.Second}}
+	require.InDelta(t, 100, p.Rate(500*time.Millisecond), 0)
+	require.InDelta(t, 10, p.Rate(2*time.Second), 0)
+
+	wait, stop := p.Pace(500*time.Millisecond, 10) // 50 due by now
+	require.False(t, stop)
+	require.Zero(t, wait, "behind schedule: send at once")
+	wait, _ = p.Pace(500*time.Millisecond, 50) // on schedule: the next one is due in 10 ms
+	require.Equal(t, 10*time.Millisecond, wait)
+	wait, _ = p.Pace(2*time.Second, 110) // 100 + 10 due by now
+	require.Equal(t, 100*time.Millisecond, wait, "the second phase's pace")
+	_, stop = p.Pace(3*time.Second, 120)
+	require.True(t, stop)
+}
