@@ -77,6 +77,10 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 		require.NotEmpty(t, st.Queues[logical], logical)
 	}
 	require.NotEmpty(t, st.Topics["ClubEventsTopic"])
+	// Parameter values travel in the outputs, as in a stack description;
+	// secrets do not.
+	require.Equal(t, "7", st.Outputs["InboxRetentionDays"])
+	require.NotContains(t, st.Outputs, "PaymentWebhookSecret")
 	require.Len(t, st.Functions, 7)
 	require.NotEmpty(t, st.StateMachines["PurchaseStateMachine"])
 	require.Equal(t, st.StateMachines["PurchaseStateMachine"], st.Outputs["PurchaseStateMachineArn"])

@@ -575,6 +575,18 @@ func (c *Cloud) gatewayConfig(issuerURL string) gateway.Config {
 
 // stackOutputs is what .club/stack.json records for tools and tests.
 func (c *Cloud) stackOutputs(endpointURL, apiURL, issuerURL string, res *provision.Result) *stackfile.Stack {
+	// Like CloudFormation's stack description, the outputs carry the
+	// parameter values (clubctl reads retention and age limits from them),
+	// except secrets; a template output of the same name wins.
+	outputs := map[string]string{}
+	for name, v := range c.stack.Parameters {
+		if !c.stack.NoEchoParameters[name] {
+			outputs[name] = v
+		}
+	}
+	for name, v := range res.Outputs {
+		outputs[name] = v
+	}
 	st := &stackfile.Stack{
 		Endpoint:      endpointURL,
 		APIURL:        apiURL,
@@ -587,7 +599,7 @@ func (c *Cloud) stackOutputs(endpointURL, apiURL, issuerURL string, res *provisi
 		Functions:     res.Functions,
 		StateMachines: res.StateMachines,
 		Buckets:       res.Buckets,
-		Outputs:       res.Outputs,
+		Outputs:       outputs,
 	}
 	if !c.cfg.NoSandboxes {
 		st.MailURL = "http://" + c.cfg.MailAddr

@@ -17,6 +17,8 @@ type Stack struct {
 	// Parameters holds the value of every template parameter after
 	// Options.Parameters overrides; list parameters are comma-joined.
 	Parameters map[string]string
+	// NoEchoParameters marks the parameters declared NoEcho (secrets).
+	NoEchoParameters map[string]bool
 	// Outputs holds every output whose condition holds, resolved to text.
 	Outputs map[string]string
 

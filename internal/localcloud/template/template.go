@@ -152,12 +152,13 @@ func Parse(data []byte, opts Options) (*Stack, error) {
 	addImplicitResources(t)
 
 	b := &builder{r: r, stack: &Stack{
-		Name:       opts.StackName,
-		Region:     opts.Region,
-		AccountID:  opts.AccountID,
-		Dir:        opts.Dir,
-		Parameters: r.parameterStrings(),
-		Outputs:    map[string]string{},
+		Name:             opts.StackName,
+		Region:           opts.Region,
+		AccountID:        opts.AccountID,
+		Dir:              opts.Dir,
+		Parameters:       r.parameterStrings(),
+		NoEchoParameters: noEcho(t.Parameters),
+		Outputs:          map[string]string{},
 	}}
 	if err := b.readGlobals(t.Globals); err != nil {
 		return nil, err
@@ -311,6 +312,21 @@ func defaultString(v any) (string, error) {
 		return strings.Join(parts, ","), nil
 	}
 	return scalarString(v)
+}
+
+// noEcho lists the parameters declared NoEcho: their values are secrets that
+// tools must not print (CloudFormation shows them as ****).
+func noEcho(params map[string]rawParameter) map[string]bool {
+	out := map[string]bool{}
+	for name, p := range params {
+		switch v := p.NoEcho.(type) {
+		case bool:
+			out[name] = v
+		case string:
+			out[name] = strings.EqualFold(v, "true")
+		}
+	}
+	return out
 }
 
 func (r *resolver) parameterStrings() map[string]string {

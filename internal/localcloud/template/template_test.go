@@ -452,3 +452,29 @@ func TestParseIsDeterministic(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, loadClub(t), loadClub(t))
 }
+
+func TestNoEchoParametersAreMarked(t *testing.T) {
+	t.Parallel()
+	st, err := template.Parse([]byte(`
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  Secret: {Type: String, NoEcho: true, Default: s3cr3t}
+  Quoted: {Type: String, NoEcho: "true", Default: x}
+  Plain: {Type: String, Default: visible}
+Resources:
+  Q: {Type: AWS::SQS::Queue}
+`), template.Options{})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"Secret": true, "Quoted": true}, trueKeys(st.NoEchoParameters))
+	require.Equal(t, "visible", st.Parameters["Plain"])
+}
+
+func trueKeys(m map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for k, v := range m {
+		if v {
+			out[k] = true
+		}
+	}
+	return out
+}
