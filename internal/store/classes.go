@@ -57,16 +57,9 @@ func (s *Classes) Create(ctx context.Context, c class.Class) error {
 
 // Get reads the class with a strongly consistent read.
 func (s *Classes) Get(ctx context.Context, id string) (class.Class, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(classKey(id)))
+	it, err := readItem[classItem](ctx, s.base, itemKey(classKey(id)), "class "+id, club.ErrClassNotFound)
 	if err != nil {
-		return class.Class{}, fmt.Errorf("get class %s: %w", id, err)
-	}
-	if !found {
-		return class.Class{}, fmt.Errorf("class %s: %w", id, club.ErrClassNotFound)
-	}
-	var it classItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return class.Class{}, fmt.Errorf("decode class %s: %w", id, err)
+		return class.Class{}, err
 	}
 	startsAt, err := parseTime("starts_at", it.StartsAt)
 	if err != nil {

@@ -252,16 +252,9 @@ func (s *Enrollments) Get(ctx context.Context, id string) (enrollment.Enrollment
 }
 
 func (s *Enrollments) get(ctx context.Context, id string) (enrollment.Enrollment, int64, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(enrollmentKey(id)))
+	it, err := readItem[enrollmentItem](ctx, s.base, itemKey(enrollmentKey(id)), "enrollment "+id, club.ErrNotFound)
 	if err != nil {
-		return enrollment.Enrollment{}, 0, fmt.Errorf("get enrollment %s: %w", id, err)
-	}
-	if !found {
-		return enrollment.Enrollment{}, 0, fmt.Errorf("enrollment %s: %w", id, club.ErrNotFound)
-	}
-	var it enrollmentItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return enrollment.Enrollment{}, 0, fmt.Errorf("decode enrollment %s: %w", id, err)
+		return enrollment.Enrollment{}, 0, err
 	}
 	e, err := it.enrollment()
 	if err != nil {

@@ -75,16 +75,9 @@ func (s *Intensives) Create(ctx context.Context, in purchase.Intensive) error {
 
 // Get reads the intensive with a strongly consistent read.
 func (s *Intensives) Get(ctx context.Context, id string) (purchase.Intensive, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(intensiveKey(id)))
+	it, err := readItem[intensiveItem](ctx, s.base, itemKey(intensiveKey(id)), "intensive "+id, purchase.ErrIntensiveNotFound)
 	if err != nil {
-		return purchase.Intensive{}, fmt.Errorf("get intensive %s: %w", id, err)
-	}
-	if !found {
-		return purchase.Intensive{}, fmt.Errorf("intensive %s: %w", id, purchase.ErrIntensiveNotFound)
-	}
-	var it intensiveItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return purchase.Intensive{}, fmt.Errorf("decode intensive %s: %w", id, err)
+		return purchase.Intensive{}, err
 	}
 	created, err := parseTime("created_at", it.CreatedAt)
 	if err != nil {

@@ -76,16 +76,9 @@ func marshalProfile(p profile.Profile) (map[string]types.AttributeValue, error) 
 
 // Get reads a profile with a strongly consistent read.
 func (s *Profiles) Get(ctx context.Context, userID string) (profile.Profile, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(profileKey(userID)))
+	it, err := readItem[profileItem](ctx, s.base, itemKey(profileKey(userID)), "profile of "+userID, club.ErrNotFound)
 	if err != nil {
-		return profile.Profile{}, fmt.Errorf("get profile of %s: %w", userID, err)
-	}
-	if !found {
-		return profile.Profile{}, fmt.Errorf("profile of %s: %w", userID, club.ErrNotFound)
-	}
-	var it profileItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return profile.Profile{}, fmt.Errorf("decode profile of %s: %w", userID, err)
+		return profile.Profile{}, err
 	}
 	updated, err := parseTime("updated_at", it.UpdatedAt)
 	if err != nil {

@@ -170,16 +170,9 @@ func (s *Purchases) Get(ctx context.Context, id string) (purchase.Purchase, erro
 }
 
 func (s *Purchases) get(ctx context.Context, id string) (purchase.Purchase, int64, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(purchaseKey(id)))
+	it, err := readItem[purchaseItem](ctx, s.base, itemKey(purchaseKey(id)), "purchase "+id, club.ErrNotFound)
 	if err != nil {
-		return purchase.Purchase{}, 0, fmt.Errorf("get purchase %s: %w", id, err)
-	}
-	if !found {
-		return purchase.Purchase{}, 0, fmt.Errorf("purchase %s: %w", id, club.ErrNotFound)
-	}
-	var it purchaseItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return purchase.Purchase{}, 0, fmt.Errorf("decode purchase %s: %w", id, err)
+		return purchase.Purchase{}, 0, err
 	}
 	p, err := it.purchase()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -69,6 +70,24 @@ func (b *base) getItem(ctx context.Context, table string, k map[string]types.Att
 		return nil, false, err
 	}
 	return out.Item, len(out.Item) > 0, nil
+}
+
+// readItem reads one item of the club table with a strongly consistent read
+// and decodes it into its item type I. what names the item in errors
+// ("class c1"); a missing item is reported as notFound, wrapped.
+func readItem[I any](ctx context.Context, b *base, k map[string]types.AttributeValue, what string, notFound error) (I, error) {
+	var it I
+	item, found, err := b.getItem(ctx, b.cfg.ClubTable, k)
+	if err != nil {
+		return it, fmt.Errorf("get %s: %w", what, err)
+	}
+	if !found {
+		return it, fmt.Errorf("%s: %w", what, notFound)
+	}
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return it, fmt.Errorf("decode %s: %w", what, err)
+	}
+	return it, nil
 }
 
 // Transaction retries. AWS cancels a transaction that collides with another
