@@ -41,7 +41,8 @@ type CostLine struct {
 // Cost estimates what a million enrollments cost in AWS requests for v:
 // DynamoDB by request units (every item ≤ 1 KB: a write is 1 unit, a
 // strongly consistent read 1, a transactional item 2 — TransactionItems
-// per enrollment), SNS, SQS and Lambda by request, and the HTTP API request. Data
+// per enrollment — and each item of a BatchGetItem 1 — BatchReadItems per
+// enrollment), SNS, SQS and Lambda by request, and the HTTP API request. Data
 // transfer, storage, Lambda duration and CloudWatch are not included.
 func Cost(v RequestVariant, p Prices) []CostLine {
 	if v.Enrollments == 0 {
@@ -57,7 +58,9 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 				// Priced below, by item.
 			case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem":
 				wru += per(op.Count)
-			case "GetItem", "Query", "Scan", "BatchGetItem":
+			case "BatchGetItem":
+				// Priced below, by item.
+			case "GetItem", "Query", "Scan":
 				rru += per(op.Count)
 			case "TransactGetItems":
 				rru += per(op.Count) * 2
@@ -71,6 +74,7 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 		}
 	}
 	wru += 2 * v.TransactionItems
+	rru += v.BatchReadItems
 	lines := []CostLine{
 		{Item: "DynamoDB write request units", Units: wru, USD: wru * p.DynamoDBWriteUnit},
 		{Item: "DynamoDB read request units", Units: rru, USD: rru * p.DynamoDBReadUnit},

@@ -27,6 +27,7 @@ var (
 	keepProfiles = flag.String("club.profiles", "", "also keep the raw CPU profiles of the throughput run in this directory")
 	rateFlag     = flag.Float64("club.rate", 300, "arrival rate of the throughput benchmark (enrollments per second)")
 	durationFlag = flag.Duration("club.duration", time.Minute, "duration of the throughput benchmark")
+	naiveFlag    = flag.Bool("club.naive", true, "benchmark 3 also measures the naive design (a second local cloud)")
 )
 
 // report collects what the benchmarks measure; TestMain writes it.

@@ -214,6 +214,10 @@ type RequestVariant struct {
 	// units); the counter sees calls, not items, so the benchmark derives
 	// it from the design.
 	TransactionItems float64
+	// BatchReadItems is how many items this design reads with
+	// BatchGetItem per enrollment (a cost input: each is a read unit),
+	// derived from the design for the same reason.
+	BatchReadItems float64
 	// RosterEntries and StatsTotal are the effects counted afterwards;
 	// each should equal Enrollments.
 	RosterEntries, StatsTotal int

@@ -66,6 +66,7 @@ func runMain(m *testing.M) int {
 			MailAddr:       freeAddr(),
 			PaymentAddr:    freeAddr(),
 			ScheduleSpeed:  10,
+			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10"}, // the test of expiry waits seconds
 			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
 			FunctionOutput: logs,
 		})

@@ -100,7 +100,7 @@ func TestAuthorizationMatrixThroughTheGateway(t *testing.T) {
 	// want holds one status per caller, in the order above. Gateway refusals
 	// are 401 without an API error code.
 	type row struct {
-		method, path string // {class}, {enrollment}, {intensive}, {purchase} are replaced
+		method, path string // {class}, {enrollment}, {intensive}, {purchase}, {operation} are replaced
 		body         any
 		want         []int
 	}
@@ -121,6 +121,11 @@ func TestAuthorizationMatrixThroughTheGateway(t *testing.T) {
 		// The enrolled student already holds a purchase; another key is another purchase.
 		{"POST", "/intensives/{intensive}/purchases", nil, []int{403, 403, 202, 202, 403, 403, 401, 401}},
 		{"GET", "/purchases/{purchase}", nil, []int{404, 404, 200, 404, 404, 404, 401, 401}},
+		// Only the class's teacher exports its roster; only the one who asked sees the operation.
+		{"POST", "/classes/{class}/exports", nil, []int{202, 404, 403, 403, 403, 403, 401, 401}},
+		{"GET", "/operations/{operation}", nil, []int{200, 404, 404, 404, 404, 404, 401, 401}},
+		// Everyone signed in lists their own operations; others' never show.
+		{"GET", "/operations", nil, []int{200, 200, 200, 200, 200, 200, 401, 401}},
 		// The provider's route has no authorizer: the signature decides, and
 		// no token, good or forged, stands in for it.
 		{"POST", "/webhooks/payments", map[string]any{"event_id": "evt-1", "type": "payment.succeeded", "payment_id": "pay-1", "reference": "{purchase}"}, []int{401, 401, 401, 401, 401, 401, 401, 401}},
@@ -128,7 +133,7 @@ func TestAuthorizationMatrixThroughTheGateway(t *testing.T) {
 	covered := map[string]bool{"ANY $default": true} // the /admin row
 	for _, r := range rows {
 		covered[r.method+" "+strings.NewReplacer("{class}", "{class_id}", "{enrollment}", "{enrollment_id}",
-			"{intensive}", "{intensive_id}", "{purchase}", "{purchase_id}").Replace(r.path)] = true
+			"{intensive}", "{intensive_id}", "{purchase}", "{purchase_id}", "{operation}", "{operation_id}").Replace(r.path)] = true
 	}
 	for _, route := range templateRoutes(t) {
 		require.True(t, covered[route], "route %s of infra/template.yaml has no row in the authorization matrix", route)
@@ -153,7 +158,12 @@ func TestAuthorizationMatrixThroughTheGateway(t *testing.T) {
 				require.Equal(t, http.StatusAccepted, bought.status, string(bought.raw))
 				purchaseID = bought.str("purchase_id")
 			}
-			ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID, "{intensive}", intensiveID, "{purchase}", purchaseID)
+			var operationID string
+			if strings.Contains(rw.path, "/operations/") {
+				operationID = requestExport(t, owner, classID)
+			}
+			ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID, "{intensive}", intensiveID,
+				"{purchase}", purchaseID, "{operation}", operationID)
 			path := ids.Replace(rw.path)
 			body := rw.body
 			if m, ok := body.(map[string]any); ok && m["reference"] == "{purchase}" {
@@ -185,6 +195,8 @@ func TestAuthorizationMatrixThroughTheGateway(t *testing.T) {
 					require.JSONEq(t, `{"message":"Unauthorized"}`, string(r.raw), "refused by the gateway, before the function")
 				case want == 404 && rw.path == "/admin":
 					require.Equal(t, "route_not_found", r.errorCode())
+				case want == 404 && strings.HasPrefix(rw.path, "/operations/"):
+					require.Equal(t, "operation_not_found", r.errorCode(), "as %s", c.name)
 				case want >= 400:
 					require.Equal(t, codes[want], r.errorCode(), "%s as %s", rw.method, c.name)
 				}

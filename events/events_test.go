@@ -233,6 +233,24 @@ func TestNew(t *testing.T) {
 	require.ErrorIs(t, err, events.ErrWrongType)
 }
 
+// A teacher report is an export job that names no class: it round-trips
+// without a class_id field.
+func TestTeacherReportJob(t *testing.T) {
+	t.Parallel()
+	env, err := events.New(events.NewID(), time.Now(), events.ExportRequested{
+		OperationID: "op-1", Kind: events.ExportKindTeacherReport, RequestedBy: "teacher-1",
+	})
+	require.NoError(t, err)
+	require.NotContains(t, string(env.Data), "class_id")
+	b, err := json.Marshal(env)
+	require.NoError(t, err)
+	back, err := events.Decode(b)
+	require.NoError(t, err)
+	job, err := back.ExportRequested()
+	require.NoError(t, err)
+	require.Equal(t, events.ExportRequested{OperationID: "op-1", Kind: events.ExportKindTeacherReport, RequestedBy: "teacher-1"}, job)
+}
+
 func TestNewRejectsInvalidInput(t *testing.T) {
 	t.Parallel()
 	valid := events.EnrollmentCancelled{EnrollmentID: "e", ClassID: "c", StudentID: "s"}
@@ -249,6 +267,8 @@ func TestNewRejectsInvalidInput(t *testing.T) {
 		{"bad amount", events.NewID(), now, events.PurchaseRequested{PurchaseID: "p", IntensiveID: "i", StudentID: "s", Currency: "EUR", HoldExpiresAt: now}},
 		{"bad currency", events.NewID(), now, events.PurchaseRequested{PurchaseID: "p", IntensiveID: "i", StudentID: "s", Currency: "EURO", AmountCents: 1, HoldExpiresAt: now}},
 		{"bad export kind", events.NewID(), now, events.ExportRequested{OperationID: "o", Kind: "pdf", ClassID: "c", RequestedBy: "t"}},
+		{"roster export without class", events.NewID(), now, events.ExportRequested{OperationID: "o", Kind: events.ExportKindRosterExport, RequestedBy: "t"}},
+		{"teacher report with a class", events.NewID(), now, events.ExportRequested{OperationID: "o", Kind: events.ExportKindTeacherReport, ClassID: "c", RequestedBy: "t"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -209,17 +209,27 @@ func (p PurchaseRequested) validate() error {
 	return nil
 }
 
-// ExportKindRosterExport is the only export kind so far.
-const ExportKindRosterExport = "roster_export"
+// The kinds of export a job may ask for.
+const (
+	// ExportKindRosterExport is a class's roster; ClassID names the class.
+	ExportKindRosterExport = "roster_export"
+	// ExportKindTeacherReport is the nightly report of a teacher's classes
+	// (RequestedBy); it names no class. Added within version 1: readers
+	// that do not know it dead-letter the job as malformed, so the exporter
+	// ships before the report scheduler.
+	ExportKindTeacherReport = "teacher_report"
+)
 
-// ExportRequested is a job: build an export (for example a class roster as a
-// file) for the operation OperationID. The aggregate_id is the operation id.
+// ExportRequested is a job: build an export (a class roster, a teacher's
+// report) as a file for the operation OperationID. The aggregate_id is the
+// operation id.
 type ExportRequested struct {
 	OperationID string `json:"operation_id"`
 	Kind        string `json:"kind"`
-	ClassID     string `json:"class_id"`
-	// RequestedBy is the user id of the teacher who asked; the result is
-	// visible to that user only.
+	// ClassID is the class of a roster export; empty for a teacher report.
+	ClassID string `json:"class_id,omitempty"`
+	// RequestedBy is the user id of the teacher who asked (for a report,
+	// the teacher it is about); the result is visible to that user only.
 	RequestedBy string `json:"requested_by"`
 }
 
@@ -227,11 +237,20 @@ func (ExportRequested) EventType() Type       { return TypeExportRequested }
 func (p ExportRequested) AggregateID() string { return p.OperationID }
 func (p ExportRequested) validate() error {
 	if err := required(map[string]string{
-		"operation_id": p.OperationID, "kind": p.Kind, "class_id": p.ClassID, "requested_by": p.RequestedBy,
+		"operation_id": p.OperationID, "kind": p.Kind, "requested_by": p.RequestedBy,
 	}); err != nil {
 		return err
 	}
-	if p.Kind != ExportKindRosterExport {
+	switch p.Kind {
+	case ExportKindRosterExport:
+		if p.ClassID == "" {
+			return errors.New("missing class_id")
+		}
+	case ExportKindTeacherReport:
+		if p.ClassID != "" {
+			return errors.New("a teacher report names no class_id")
+		}
+	default:
 		return fmt.Errorf("unknown export kind %q", p.Kind)
 	}
 	return nil

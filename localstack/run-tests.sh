@@ -10,6 +10,7 @@ command -v docker >/dev/null || die "Docker is required"
 docker info >/dev/null 2>&1 || die "the Docker engine is not running"
 [ -n "${LOCALSTACK_AUTH_TOKEN:-}" ] || die "LOCALSTACK_AUTH_TOKEN is not set (current LocalStack images need it)"
 command -v sam >/dev/null || die "the SAM CLI is required (sam build / sam deploy)"
+command -v aws >/dev/null || die "the AWS CLI is required (aws ssm put-parameter)"
 
 export AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
 stack=club-localstack
@@ -18,11 +19,15 @@ cleanup() { docker compose -f localstack/docker-compose.yml down -v >/dev/null 2
 
 docker compose -f localstack/docker-compose.yml up -d --wait
 sam build -t infra/template.yaml
-# The webhook secret is generated per run: secrets never live in the repository.
+# The webhook secret is generated per run and put into SSM as a SecureString
+# before the API starts: secrets never live in the repository, nor in a
+# function's environment. The template names the parameter.
+secret_parameter=/club/payment-webhook-secret
 secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+aws --endpoint-url "$AWS_ENDPOINT_URL" ssm put-parameter --name "$secret_parameter" --type SecureString --value "$secret" --overwrite >/dev/null
 sam deploy --stack-name "$stack" --resolve-s3 --no-confirm-changeset --no-fail-on-empty-changeset \
   --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --region "$AWS_REGION" \
-  --parameter-overrides "PaymentWebhookSecret=$secret"
+  --parameter-overrides "PaymentWebhookSecretParameter=$secret_parameter"
 
 mkdir -p .club
 go run ./cmd/clubctl stack-file --stack-name "$stack" --out .club/localstack-stack.json

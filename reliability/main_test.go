@@ -43,11 +43,11 @@ const (
 )
 
 // consumerQueues are the queues whose visibility timeout the suite shortens.
-var consumerQueues = []string{"NotificationsQueue", "AnalyticsQueue", "RosterQueue"}
+var consumerQueues = []string{"NotificationsQueue", "AnalyticsQueue", "RosterQueue", "ExportsQueue"}
 
 // deadLetterQueues are every queue a message can end in when the system
 // gives up on it: the consumers' DLQs and the relay's on-failure destination.
-var deadLetterQueues = []string{"NotificationsDLQ", "AnalyticsDLQ", "RosterDLQ", "RelayFailuresQueue"}
+var deadLetterQueues = []string{"NotificationsDLQ", "AnalyticsDLQ", "RosterDLQ", "ExportsDLQ", "RelayFailuresQueue"}
 
 // stack is the local cloud under test.
 var stack struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -13,8 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/stackfile"
 )
 
@@ -78,10 +84,25 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 	}
 	require.NotEmpty(t, st.Topics["ClubEventsTopic"])
 	// Parameter values travel in the outputs, as in a stack description;
-	// secrets do not.
+	// secrets do not. The webhook secret is in SSM, under the name the
+	// template's parameter gives, where the API read it to start.
 	require.Equal(t, "7", st.Outputs["InboxRetentionDays"])
-	require.NotContains(t, st.Outputs, "PaymentWebhookSecret")
-	require.Len(t, st.Functions, 7)
+	secret, err := os.ReadFile(filepath.Join(state, "webhook-secret"))
+	require.NoError(t, err)
+	for name, v := range st.Outputs {
+		require.NotContains(t, v, strings.TrimSpace(string(secret)), "output %s", name)
+	}
+	require.Equal(t, "/club/payment-webhook-secret", st.Outputs["PaymentWebhookSecretParameter"])
+	param, err := ssm.NewFromConfig(localcloud.AWSConfig(st.Endpoint)).GetParameter(context.Background(), &ssm.GetParameterInput{
+		Name: aws.String(st.Outputs["PaymentWebhookSecretParameter"]), WithDecryption: aws.Bool(true),
+	})
+	require.NoError(t, err)
+	require.Equal(t, ssmtypes.ParameterTypeSecureString, param.Parameter.Type)
+	require.Equal(t, strings.TrimSpace(string(secret)), aws.ToString(param.Parameter.Value))
+	tmpl, err := template.Load(filepath.Join(root, "infra", "template.yaml"), template.Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, tmpl.Functions)
+	require.Len(t, st.Functions, len(tmpl.Functions), "every function of the template runs")
 	require.NotEmpty(t, st.StateMachines["PurchaseStateMachine"])
 	require.Equal(t, st.StateMachines["PurchaseStateMachine"], st.Outputs["PurchaseStateMachineArn"])
 

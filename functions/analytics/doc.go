@@ -14,9 +14,10 @@
 //     to the dead-letter queue with a reason, counted. Any other failure is
 //     retried with exponential backoff.
 //   - Ordering and concurrency: increments are sums and commute, so
-//     delivery order does not matter. The messages of a batch are applied
-//     one after another only because their transactions share the class's
-//     counter item.
+//     delivery order does not matter. The events of a batch commit in one
+//     transaction, their increments to one class summed into one write;
+//     if it cannot commit (an event of the batch was applied before), each
+//     event commits on its own.
 //
 // The handler, its configuration and its wiring are package
 // projectionhandler's, shared with the roster function; this one differs

@@ -12,10 +12,12 @@ import (
 // Config is the API's configuration, read once at start.
 type Config struct {
 	config.Globals
-	// PaymentWebhookSecret is the payment provider's shared HMAC key
-	// (PAYMENT_WEBHOOK_SECRET, required): webhooks signed with anything else
-	// are refused.
-	PaymentWebhookSecret []byte
+	// PaymentWebhookSecretParameter names the SSM SecureString parameter
+	// holding the payment provider's shared HMAC key
+	// (PAYMENT_WEBHOOK_SECRET_PARAMETER, required). The key is read from SSM
+	// at start (webhooksecret.go), never from the environment: webhooks
+	// signed with anything else are refused.
+	PaymentWebhookSecretParameter string
 	// PurchaseStateMachineARN is the purchase saga
 	// (PURCHASE_STATE_MACHINE_ARN, required): the webhook completes its
 	// waits and starts the refund of a late payment.
@@ -34,10 +36,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if cfg.Globals, err = config.LoadGlobals(getenv); err != nil {
 		errs = append(errs, err)
 	}
-	if v := getenv("PAYMENT_WEBHOOK_SECRET"); v != "" {
-		cfg.PaymentWebhookSecret = []byte(v)
-	} else {
-		errs = append(errs, errors.New("PAYMENT_WEBHOOK_SECRET is required"))
+	if cfg.PaymentWebhookSecretParameter = getenv("PAYMENT_WEBHOOK_SECRET_PARAMETER"); cfg.PaymentWebhookSecretParameter == "" {
+		errs = append(errs, errors.New("PAYMENT_WEBHOOK_SECRET_PARAMETER is required (the name of the webhook secret's SSM parameter)"))
 	}
 	if cfg.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); cfg.PurchaseStateMachineARN == "" {
 		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))

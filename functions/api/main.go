@@ -1,16 +1,19 @@
 // Command api is the Club backend's HTTP API (SPEC §5) behind API Gateway's
 // HTTP API and its JWT authorizer: classes, enrollments (idempotent create,
 // get, cancel), the teacher's roster and counters, the caller's profile,
-// paid intensives and their purchases, the payment provider's webhook and
-// /healthz. Package internal/api does the work; this program only wires it
-// to DynamoDB and Step Functions. An enrollment is answered right after its
-// transaction commits; the confirmation e-mail follows through the outbox.
-// A purchase is answered once its seat is held; the saga follows through
-// the outbox, and the webhook hands the provider's news to it.
+// paid intensives and their purchases, the payment provider's webhook,
+// roster exports and their operations, and /healthz. Package internal/api
+// does the work; this program only wires it to DynamoDB and Step Functions.
+// An enrollment is answered right after its transaction commits; the
+// confirmation e-mail follows through the outbox. An export is answered with
+// its operation, pending; the exporter follows through the outbox. A
+// purchase is answered once its seat is held; the saga follows through the
+// outbox, and the webhook hands the provider's news to it.
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
-// ADDRESS_POLICY, …), PAYMENT_WEBHOOK_SECRET, PURCHASE_STATE_MACHINE_ARN
-// and, optionally, AWS_LAMBDA_LOG_LEVEL.
+// ADDRESS_POLICY, …), PAYMENT_WEBHOOK_SECRET_PARAMETER (the webhook secret
+// is read from that SSM parameter at start), PURCHASE_STATE_MACHINE_ARN and,
+// optionally, AWS_LAMBDA_LOG_LEVEL.
 package main
 
 import (
@@ -23,9 +26,11 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sfnclient"
@@ -77,9 +82,9 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	if err != nil {
 		return nil, err
 	}
-	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: cfg.PaymentWebhookSecret, Store: pst.Purchases, Callbacks: saga, Executions: saga,
-	})
+	webhooks, err := newWebhooks(ctx, ssm.NewFromConfig(awsCfg), cfg.PaymentWebhookSecretParameter, purchase.WebhooksDeps{
+		Store: pst.Purchases, Callbacks: saga, Executions: saga,
+	}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +98,17 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	if err != nil {
 		return nil, err
 	}
+	ops, err := store.NewOperations(db, cfg.Store())
+	if err != nil {
+		return nil, err
+	}
+	operations, err := operation.NewService(operation.Deps{Store: ops})
+	if err != nil {
+		return nil, err
+	}
 	return api.New(api.Deps{
 		Classes: st.Classes, Enrollments: enrollments, Projections: st.Projections, Profiles: st.Profiles,
-		Purchases: purchases, Webhooks: webhooks,
+		Purchases: purchases, Webhooks: webhooks, Operations: operations,
 		Logger: logger,
 	})
 }

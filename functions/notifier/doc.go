@@ -2,11 +2,12 @@
 // §7.1). Its event source is the notifications queue, which the events topic
 // fills with enrollment.created envelopes (raw delivery). For each one it
 // counts an attempt on the enrollment, resolves the student's address under
-// the address policy (ADDRESS_POLICY; events carry no address), calls the
-// mail provider with an idempotency key derived from the event id, and
-// records the notification's business status on the enrollment: sent,
+// the address policy (ADDRESS_POLICY; events carry no address; under the
+// current policy the profiles of a whole batch are read in one request),
+// calls the mail provider with an idempotency key derived from the event id,
+// and records the notification's business status on the enrollment: sent,
 // unknown (no answer came back: the retry with the same key resolves it) or
-// failed.
+// failed. Each of these writes is one conditional update, without a read.
 //
 // Contracts:
 //

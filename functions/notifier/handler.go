@@ -53,18 +53,40 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		ctx = obs.WithAttrs(ctx, obs.RequestID(lc.AwsRequestID))
 	}
-	return h.consumer.Process(ctx, ev, h.handleMessage), nil
+	// Decode the batch once, up front, to read its students' addresses in
+	// one request; each message is then handled on its own.
+	decoded := make(map[string]decodedEvent, len(ev.Records))
+	var students []string
+	for _, r := range ev.Records {
+		env, err := events.Decode([]byte(r.Body))
+		decoded[r.MessageId] = decodedEvent{env: env, err: err}
+		if err != nil || env.Type != events.TypeEnrollmentCreated {
+			continue
+		}
+		if p, err := env.EnrollmentCreated(); err == nil {
+			students = append(students, p.StudentID)
+		}
+	}
+	addresses := h.notifier.addresses
+	if b, ok := addresses.(BatchAddresses); ok {
+		addresses = b.ForBatch(ctx, students)
+	}
+	return h.consumer.Process(ctx, ev, func(ctx context.Context, m sqsconsumer.Message) error {
+		d := decoded[m.ID]
+		if d.err != nil {
+			return d.err // permanent: the consumer dead-letters it with the decoding error as reason
+		}
+		if m.Attribute(sqsconsumer.AttrEventID) == "" {
+			ctx = obs.WithAttrs(ctx, obs.EventID(d.env.EventID))
+		}
+		return toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses))
+	}), nil
 }
 
-func (h *Handler) handleMessage(ctx context.Context, m sqsconsumer.Message) error {
-	env, err := events.Decode([]byte(m.Body))
-	if err != nil {
-		return err // permanent: the consumer dead-letters it with the decoding error as reason
-	}
-	if m.Attribute(sqsconsumer.AttrEventID) == "" {
-		ctx = obs.WithAttrs(ctx, obs.EventID(env.EventID))
-	}
-	return toConsumer(h.notifier.Notify(ctx, env, m.LastAttempt))
+// decodedEvent is a message body decoded, or why it could not be.
+type decodedEvent struct {
+	env events.Envelope
+	err error
 }
 
 // toConsumer maps the notifier's permanent causes and the provider's

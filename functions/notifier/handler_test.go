@@ -312,3 +312,42 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, "a***@example.com", sent["to"])
 	require.NotContains(t, f.logs.String(), s.email)
 }
+
+// TestABatchReadsItsAddressesAtOnce: the profiles of a batch are read in one
+// request; a student the batch read did not find is read again on its own
+// and, still without a profile, is recorded as failed.
+func TestABatchReadsItsAddressesAtOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	var batch []lambdaevents.SQSMessage
+	var students []student
+	for i := range 5 {
+		s := f.enrollStudent(t, fmt.Sprintf("s%d@example.com", i))
+		students = append(students, s)
+		batch = append(batch, f.delivery(s.body, 1))
+	}
+	nobody := f.enrollStudent(t, "")
+	batch = append(batch, f.delivery(nobody.body, 1))
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, batch...)))
+	require.EqualValues(t, 2, f.profileReads.Load(), "one batch read, one read for the student it did not find")
+	for _, s := range students {
+		require.Len(t, f.sandbox.Messages(s.email), 1, s.email)
+		require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status())
+	}
+	require.Equal(t, enrollment.NotificationFailed, f.notification(t, nobody).Status())
+	dl := f.sqs.DeadLetters()
+	require.Len(t, dl, 1)
+	require.Equal(t, codeNoAddress, dl[0].Attributes["dlq_code"])
+
+	// Under the at_enrollment policy no profile is read at all.
+	g := setup(t, options{policy: profile.PolicyAtEnrollment})
+	var captured []lambdaevents.SQSMessage
+	for i := range 3 {
+		captured = append(captured, g.delivery(g.enrollStudent(t, fmt.Sprintf("c%d@example.com", i)).body, 1))
+	}
+	reads := g.profileReads.Load() // the enrollments read the profiles they captured
+	require.Empty(t, sqsconsumertest.FailedIDs(g.deliver(t, captured...)))
+	require.Equal(t, reads, g.profileReads.Load())
+	require.Len(t, g.sandbox.Messages(""), 3)
+}

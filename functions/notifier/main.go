@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/mail"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/store"
@@ -55,7 +54,7 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	}
 	n, err := NewNotifier(NotifierDeps{
 		Store:     st.Enrollments,
-		Addresses: profile.Resolver{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
+		Addresses: Addresses{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
 		// Throttled sends wait inside the invocation (see PatientMailer),
 		// leaving time for one more send and for recording its outcome.
 		Mailer:  &PatientMailer{Next: mailer, Margin: timeout + 2*time.Second},

@@ -109,10 +109,11 @@ func NewNotifier(d NotifierDeps) (*Notifier, error) {
 // attempt uses the event's IdempotencyKey, so the provider never sends a
 // second mail for one event, whatever happened to the answers.
 //
-// The steps, each a conditional write on the enrollment:
+// The steps, each one conditional write on the enrollment and no read
+// (enrollment.NotificationStore.ChangeNotification):
 //
-//  1. count the attempt (enrollment.Notification.BeginAttempt); already
-//     sent → done;
+//  1. count the attempt (enrollment.BeginAttemptChange); already sent →
+//     done;
 //  2. resolve the address under the address policy; none → failed;
 //  3. send; then record sent, unknown (no answer: the provider may have it)
 //     or failed (rejected). Transient failures leave the status as it is
@@ -126,6 +127,11 @@ func NewNotifier(d NotifierDeps) (*Notifier, error) {
 // Retry-After (see mail.RetryAfter); anything else is transient, including a
 // failure to record an outcome, so that the next delivery records it.
 func (n *Notifier) Notify(ctx context.Context, env events.Envelope, lastAttempt bool) error {
+	return n.notify(ctx, env, lastAttempt, n.addresses)
+}
+
+// notify is Notify with the address resolver of the message's batch.
+func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt bool, addresses AddressResolver) error {
 	if env.Type != events.TypeEnrollmentCreated {
 		n.log.DebugContext(ctx, "event ignored: not an enrollment.created", obs.EventType(string(env.Type)))
 		return nil
@@ -136,7 +142,7 @@ func (n *Notifier) Notify(ctx context.Context, env events.Envelope, lastAttempt 
 	}
 	ctx = obs.WithAttrs(ctx, obs.EnrollmentID(p.EnrollmentID), obs.ClassID(p.ClassID))
 
-	e, err := n.store.UpdateNotification(ctx, p.EnrollmentID, (*enrollment.Notification).BeginAttempt)
+	e, err := n.store.ChangeNotification(ctx, p.EnrollmentID, enrollment.BeginAttemptChange())
 	if errors.Is(err, enrollment.ErrAlreadySent) {
 		n.log.InfoContext(ctx, "notification already sent; nothing to do")
 		return nil
@@ -145,9 +151,9 @@ func (n *Notifier) Notify(ctx context.Context, env events.Envelope, lastAttempt 
 		return fmt.Errorf("notify enrollment %s: begin attempt: %w", p.EnrollmentID, err)
 	}
 
-	to, err := n.addresses.Address(ctx, p.StudentID, e.CapturedAddress())
+	to, err := addresses.Address(ctx, p.StudentID, e.CapturedAddress())
 	if errors.Is(err, profile.ErrNoAddress) {
-		return n.record(ctx, p.EnrollmentID, (*enrollment.Notification).MarkFailed, err)
+		return n.record(ctx, p.EnrollmentID, enrollment.FailedChange(), err)
 	}
 	if err != nil {
 		return n.retryLater(ctx, p.EnrollmentID, lastAttempt, fmt.Errorf("notify enrollment %s: resolve address: %w", p.EnrollmentID, err))
@@ -172,11 +178,11 @@ func (n *Notifier) Notify(ctx context.Context, env events.Envelope, lastAttempt 
 			slog.Any("to", obs.Email(to)), obs.Err(err))
 		return n.sent(ctx, env, p, mail.Receipt{Replayed: true}, to, e.Notification().Attempts())
 	case errors.Is(err, mail.ErrRejected):
-		return n.record(ctx, p.EnrollmentID, (*enrollment.Notification).MarkFailed, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
+		return n.record(ctx, p.EnrollmentID, enrollment.FailedChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	case errors.Is(err, mail.ErrOutcomeUnknown):
 		// Never "failed" and never a new key: the retry with the same key
 		// finds out.
-		return n.record(ctx, p.EnrollmentID, (*enrollment.Notification).MarkUnknown, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
+		return n.record(ctx, p.EnrollmentID, enrollment.UnknownChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	default:
 		return n.retryLater(ctx, p.EnrollmentID, lastAttempt, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	}
@@ -197,8 +203,7 @@ func confirmation(to string, p events.EnrollmentCreated) mail.Message {
 // sent records the provider's acceptance and reports the latency.
 func (n *Notifier) sent(ctx context.Context, env events.Envelope, p events.EnrollmentCreated, r mail.Receipt, to string, attempts int) error {
 	now := n.now()
-	mark := func(nt *enrollment.Notification) error { nt.MarkSent(now); return nil }
-	if _, err := n.store.UpdateNotification(ctx, p.EnrollmentID, mark); err != nil {
+	if _, err := n.store.ChangeNotification(ctx, p.EnrollmentID, enrollment.SentChange(now)); err != nil {
 		// The next delivery sends again under the same key; the provider
 		// answers with the same message and nothing new goes out.
 		return fmt.Errorf("notify enrollment %s: mail accepted (message %s) but recording it failed: %w", p.EnrollmentID, r.MessageID, err)
@@ -222,9 +227,8 @@ func (n *Notifier) sent(ctx context.Context, env events.Envelope, p events.Enrol
 // record applies a status change for an outcome and returns cause. If the
 // change cannot be written, the result is a transient error instead, so the
 // message is delivered again and the outcome recorded then.
-func (n *Notifier) record(ctx context.Context, enrollmentID string, change func(*enrollment.Notification), cause error) error {
-	update := func(nt *enrollment.Notification) error { change(nt); return nil }
-	if _, err := n.store.UpdateNotification(ctx, enrollmentID, update); err != nil {
+func (n *Notifier) record(ctx context.Context, enrollmentID string, change enrollment.NotificationChange, cause error) error {
+	if _, err := n.store.ChangeNotification(ctx, enrollmentID, change); err != nil {
 		return fmt.Errorf("notify enrollment %s: record outcome of %q: %w", enrollmentID, cause.Error(), err)
 	}
 	return cause
@@ -237,10 +241,5 @@ func (n *Notifier) retryLater(ctx context.Context, enrollmentID string, lastAtte
 	if !lastAttempt {
 		return cause
 	}
-	giveUp := func(nt *enrollment.Notification) {
-		if nt.Status() == enrollment.NotificationPending {
-			nt.MarkFailed()
-		}
-	}
-	return n.record(ctx, enrollmentID, giveUp, cause)
+	return n.record(ctx, enrollmentID, enrollment.GiveUpChange(), cause)
 }

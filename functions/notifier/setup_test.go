@@ -87,6 +87,25 @@ type fixture struct {
 	logs    *syncBuffer
 	metrics *syncBuffer
 	seq     atomic.Int64
+	// profileReads counts the notifier's profile reads: one per Get, one
+	// per GetMany.
+	profileReads atomic.Int64
+}
+
+// countingProfiles counts the reads of the profiles it wraps.
+type countingProfiles struct {
+	ProfileReader
+	f *fixture
+}
+
+func (c *countingProfiles) Get(ctx context.Context, userID string) (profile.Profile, error) {
+	c.f.profileReads.Add(1)
+	return c.ProfileReader.Get(ctx, userID)
+}
+
+func (c *countingProfiles) GetMany(ctx context.Context, userIDs []string) (map[string]profile.Profile, error) {
+	c.f.profileReads.Add(1)
+	return c.ProfileReader.GetMany(ctx, userIDs)
 }
 
 type options struct {
@@ -124,7 +143,7 @@ func setup(t *testing.T, opts options) *fixture {
 	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: functionName})
 	n, err := NewNotifier(NotifierDeps{
 		Store:     f.store.Enrollments,
-		Addresses: profile.Resolver{Policy: opts.policy, Profiles: f.store.Profiles},
+		Addresses: Addresses{Policy: opts.policy, Profiles: &countingProfiles{ProfileReader: f.store.Profiles, f: f}},
 		Mailer:    mailer,
 		Logger:    logger,
 		Metrics:   f.metrics,

@@ -15,8 +15,9 @@ import (
 // Config is the sweeper's configuration, read once at start.
 type Config struct {
 	config.Globals
-	// Routing is EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN and the
-	// optional SNS_PUBLISH_BATCH, as for the stream relay.
+	// Routing is EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN,
+	// EXPORTS_QUEUE_URL and the optional SNS_PUBLISH_BATCH, as for the
+	// stream relay.
 	relay.Routing
 	// SweepAfter is how long a row may stay pending before it is
 	// republished (SWEEP_AFTER, e.g. "60s"; required).

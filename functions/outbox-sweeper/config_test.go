@@ -19,6 +19,7 @@ func TestLoadConfig(t *testing.T) {
 		"CLUB_TABLE": "club", "OUTBOX_TABLE": "outbox", "OUTBOX_RETENTION": "7d",
 		"EVENTS_TOPIC_ARN":           "arn:aws:sns:us-east-1:000000000000:club-events",
 		"PURCHASE_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:000000000000:stateMachine:club-purchase",
+		"EXPORTS_QUEUE_URL":          "http://127.0.0.1:4566/000000000000/club-exports",
 		"SWEEP_AFTER":                "60s",
 	}
 	cfg, err := loadConfig(env(base))
@@ -42,7 +43,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, 24*time.Hour, cfg.SweepAfter)
 
 	_, err = loadConfig(env(map[string]string{"SWEEP_LIMIT": "-3", "SWEEP_LEASE_TTL": "0s", "SNS_PUBLISH_BATCH": "maybe"}))
-	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "PURCHASE_STATE_MACHINE_ARN is required", "SWEEP_AFTER is required", "SWEEP_LIMIT", "SWEEP_LEASE_TTL", "SNS_PUBLISH_BATCH"} {
+	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "PURCHASE_STATE_MACHINE_ARN is required", "EXPORTS_QUEUE_URL is required", "SWEEP_AFTER is required", "SWEEP_LIMIT", "SWEEP_LEASE_TTL", "SNS_PUBLISH_BATCH"} {
 		require.ErrorContains(t, err, want, "every problem at once")
 	}
 }

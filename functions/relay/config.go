@@ -13,8 +13,8 @@ import (
 // Config is the relay's configuration, read once at start.
 type Config struct {
 	config.Globals
-	// Routing is EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN and the
-	// optional SNS_PUBLISH_BATCH.
+	// Routing is EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN,
+	// EXPORTS_QUEUE_URL and the optional SNS_PUBLISH_BATCH.
 	relay.Routing
 	// LogLevel is AWS_LAMBDA_LOG_LEVEL (set by Lambda's logging config),
 	// default INFO.

@@ -18,6 +18,7 @@ func TestLoadConfig(t *testing.T) {
 		"CLUB_TABLE": "club", "OUTBOX_TABLE": "outbox", "OUTBOX_RETENTION": "7d",
 		"EVENTS_TOPIC_ARN":           "arn:aws:sns:us-east-1:000000000000:club-events",
 		"PURCHASE_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:000000000000:stateMachine:club-purchase",
+		"EXPORTS_QUEUE_URL":          "http://127.0.0.1:4566/000000000000/club-exports",
 	}
 	cfg, err := loadConfig(env(base))
 	require.NoError(t, err)
@@ -37,7 +38,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, slog.LevelDebug, cfg.LogLevel)
 
 	_, err = loadConfig(env(map[string]string{"SNS_PUBLISH_BATCH": "sometimes", "AWS_LAMBDA_LOG_LEVEL": "loud"}))
-	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "PURCHASE_STATE_MACHINE_ARN is required", "SNS_PUBLISH_BATCH", "AWS_LAMBDA_LOG_LEVEL"} {
+	for _, want := range []string{"CLUB_TABLE is required", "EVENTS_TOPIC_ARN is required", "PURCHASE_STATE_MACHINE_ARN is required", "EXPORTS_QUEUE_URL is required", "SNS_PUBLISH_BATCH", "AWS_LAMBDA_LOG_LEVEL"} {
 		require.ErrorContains(t, err, want, "every problem at once")
 	}
 }

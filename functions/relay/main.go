@@ -2,15 +2,16 @@
 // outbox table's stream (INSERT records only): for each new outbox row, in
 // stream order, it publishes the envelope to the events topic with message
 // attributes "type" and "event_id" (a workflow row, purchase.requested,
-// starts the purchase saga's execution named after the purchase instead),
-// then marks the row published. A record it cannot relay is reported as the
-// batch's first failure and the stream retries from it; the outbox sweeper
-// catches whatever the stream gives up on.
+// starts the purchase saga's execution named after the purchase instead; a
+// job row, export.requested, goes to the exports queue), then marks the row
+// published. A record it cannot relay is reported as the batch's first
+// failure and the stream retries from it; the outbox sweeper catches
+// whatever the stream gives up on.
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
-// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN, and
-// optionally SNS_PUBLISH_BATCH (true to publish with PublishBatch, 10
-// messages a call).
+// OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN,
+// EXPORTS_QUEUE_URL, and optionally SNS_PUBLISH_BATCH (true to publish with
+// PublishBatch, 10 messages a call).
 package main
 
 import (

@@ -15,8 +15,9 @@
 //     retried with exponential backoff.
 //   - Ordering and concurrency: roster changes commute (a cancellation may
 //     arrive before its enrollment), so delivery order does not matter. The
-//     messages of a batch are applied one after another only because their
-//     transactions share the class's roster item.
+//     events of a batch commit in one transaction, the changes to one item
+//     merged into one write; if it cannot commit (an event of the batch was
+//     applied before), each event commits on its own.
 //
 // The handler, its configuration and its wiring are package
 // projectionhandler's, shared with the analytics function; this one differs

@@ -13,8 +13,9 @@ import (
 )
 
 // TestAuthorizationMatrix sends every route as every kind of caller, each
-// cell on fresh data: a class of teacher with one enrollment of student, and
-// an intensive of teacher with one purchase of student. A wrong role is 403;
+// cell on fresh data: a class of teacher with one enrollment of student and
+// one export asked for by teacher, and an intensive of teacher with one
+// purchase of student. A wrong role is 403;
 // a resource the caller may not see is 404. The payment webhook is the
 // provider's: a user's token neither helps nor hurts, the signature decides.
 func TestAuthorizationMatrix(t *testing.T) {
@@ -46,6 +47,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		// a second purchase (another key) is a new one; seats are left
 		{"POST", "/intensives/{intensive}/purchases", "", []cell{403, 403, 202, 202, 403, 403, 401}},
 		{"GET", "/purchases/{purchase}", "", []cell{404, 404, 200, 404, 404, 404, 401}},
+		// only the class's teacher exports its roster; only the one who asked sees the operation
+		{"POST", "/classes/{class}/exports", "", []cell{202, 404, 403, 403, 403, 403, 401}},
+		{"GET", "/operations/{operation}", "", []cell{200, 404, 404, 404, 404, 404, 401}},
+		// everyone signed in lists their own operations (others' never show)
+		{"GET", "/operations", "", []cell{200, 200, 200, 200, 200, 200, 401}},
 		{"POST", "/webhooks/payments", signedEvent, []cell{200, 200, 200, 200, 200, 200, 200}},
 		{"POST", "/webhooks/payments", "", []cell{401, 401, 401, 401, 401, 401, 401}},
 	}
@@ -60,8 +66,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 				intensiveID := f.createIntensive(teacher, 3, 60)
 				bought := f.buy(student, intensiveID, "key-00000001")
 				require.Equal(t, 202, bought.status)
+				exported := f.export(teacher, classID)
+				require.Equal(t, 202, exported.status)
 				ids := strings.NewReplacer("{class}", classID, "{enrollment}", created.str("enrollment_id"),
-					"{intensive}", intensiveID, "{purchase}", bought.str("purchase_id"))
+					"{intensive}", intensiveID, "{purchase}", bought.str("purchase_id"), "{operation}", exported.str("operation_id"))
 				path, body := ids.Replace(rt.path), ids.Replace(rt.body)
 				headers := []string{"Idempotency-Key", "key-00000002"}
 				if rt.path == "/webhooks/payments" && body != "" {
@@ -72,8 +80,13 @@ func TestAuthorizationMatrix(t *testing.T) {
 				require.Equal(t, rt.want[i], r.status, r.body)
 				if r.status >= 400 {
 					want := map[int]string{401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "already_enrolled"}[r.status]
-					if rt.path == "/webhooks/payments" {
+					switch rt.path {
+					case "/webhooks/payments":
 						want = "invalid_signature"
+					case "/operations/{operation}":
+						if r.status == 404 {
+							want = "operation_not_found"
+						}
 					}
 					require.Equal(t, want, r.errorCode())
 				}

@@ -22,6 +22,9 @@
 //	POST   /intensives/{intensive_id}/purchases      student                202 purchase accepted + Location (Idempotency-Key required)
 //	GET    /purchases/{purchase_id}                  its student            200 purchase: status, payment, refund, history
 //	POST   /webhooks/payments                        the payment provider   200 (signed: X-Sandbox-Signature, no token)
+//	POST   /classes/{class_id}/exports               the class's teacher    202 operation accepted + Location
+//	GET    /operations/{operation_id}                its creator            200 operation: status, result or error, history
+//	GET    /operations[?kind=&limit=&cursor=]        signed in              200 {operations (own, newest first), next_cursor?}
 //
 // Any other path is 404 route_not_found and a known path with another method
 // 405 method_not_allowed (with Allow), which is what the template's $default
@@ -48,7 +51,8 @@
 // route's own: Idempotency-Key (400 idempotency_key_required), body (400
 // invalid_json; 400 validation_failed naming the field, also for unknown
 // fields), and the domain's answer (404 class_not_found /
-// intensive_not_found / payment_not_found / not_found, 409 class_full /
+// intensive_not_found / payment_not_found / operation_not_found /
+// not_found, 409 class_full /
 // intensive_full / already_enrolled, 422 idempotency_key_reused, 503
 // contention with Retry-After). Domain errors are classified in one place
 // (classify).
@@ -91,11 +95,28 @@
 // invalid_signature; a duplicate event answers 200 and changes nothing; a
 // 5xx means only that our side failed, so the provider retries.
 //
+// # Exports and operations
+//
+// An export is accepted, not done (SPEC §1.5): POST
+// /classes/{class_id}/exports (the class's teacher; body {} or absent)
+// writes a pending operation and its job in one transaction and answers 202
+// {operation_id, kind "roster_export", status "pending"} with Location:
+// /operations/{id}. GET /operations/{id} shows the operation to the user
+// who asked, and to nobody else (404 operation_not_found): its status
+// (pending, running, succeeded, failed), result {url, rows, expires_at}
+// once it succeeded (the URL works without a token until expires_at),
+// error {code, message} once it failed, and the history of its statuses.
+// GET /operations lists the caller's own operations, newest first, a page
+// of limit (1..100, default 20) at a time, optionally of one kind
+// (roster_export, teacher_report: the nightly reports the schedule asks
+// for on a teacher's behalf); next_cursor fetches the next page. A kind,
+// limit or cursor it cannot use is 400 validation_failed naming it.
+//
 // # Logs
 //
 // One JSON line per request with request_id, method, route, status,
 // duration, user_id and the class_id / enrollment_id / intensive_id /
-// purchase_id (and, for webhooks, event_id) it concerned; a 5xx adds the
+// purchase_id / operation_id (and, for webhooks, event_id) it concerned; a 5xx adds the
 // error's text. Bodies and e-mail addresses are never logged.
 //
 // # Concurrency

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/purchase"
 )
 
@@ -31,6 +32,7 @@ const (
 	CodePaymentNotFound        = "payment_not_found"
 	CodeInvalidSignature       = "invalid_signature"
 	CodeInvalidWebhook         = "invalid_webhook"
+	CodeOperationNotFound      = "operation_not_found"
 )
 
 // httpError is a failure as the client sees it: a status, a stable code and a
@@ -86,9 +88,10 @@ func classify(err error) *httpError {
 	return &httpError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error; it has been logged", cause: err}
 }
 
-// domainErrors lists the sentinels of packages club and purchase in the
-// order they are checked (a wrapped error can match only one in practice,
-// except the not-found errors, which are ordered most specific first).
+// domainErrors lists the sentinels of packages club, purchase and operation
+// in the order they are checked (a wrapped error can match only one in
+// practice, except the not-found errors, which are ordered most specific
+// first).
 var domainErrors = []struct {
 	sentinel   error
 	status     int
@@ -101,10 +104,12 @@ var domainErrors = []struct {
 	{club.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, CodeIdempotencyKeyReused,
 		"this Idempotency-Key was already used for a different request", 0},
 	{club.ErrClassNotFound, http.StatusNotFound, CodeClassNotFound, "no such class", 0},
-	// The purchase domain's not-found errors match club.ErrNotFound too:
-	// they come first, so the client learns which thing is missing.
+	// The purchase and operation domains' not-found errors match
+	// club.ErrNotFound too: they come first, so the client learns which
+	// thing is missing.
 	{purchase.ErrIntensiveNotFound, http.StatusNotFound, CodeIntensiveNotFound, "no such intensive", 0},
 	{purchase.ErrUnknownPayment, http.StatusNotFound, CodePaymentNotFound, "the event names no payment of ours", 0},
+	{operation.ErrNotFound, http.StatusNotFound, CodeOperationNotFound, "no such operation", 0},
 	{club.ErrNotFound, http.StatusNotFound, CodeNotFound, "not found", 0},
 	{purchase.ErrIntensiveFull, http.StatusConflict, CodeIntensiveFull,
 		"every seat of this intensive is taken or held; a held seat comes back if its hold expires", 0},

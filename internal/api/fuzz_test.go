@@ -17,8 +17,8 @@ import (
 // handler and checks the promise of SPEC §9: no input yields a 5xx, and every
 // error is a JSON body with a non-empty error.code. The seed corpus
 // (testdata/fuzz/FuzzAPI) covers every route; "{class}", "{enrollment}",
-// "{intensive}" and "{purchase}" in a path or body are replaced by ids that
-// exist, and "{signature}" in a header by a valid payment-provider signature
+// "{intensive}", "{purchase}" and "{operation}" in a path or body are
+// replaced by ids that exist, and "{signature}" in a header by a valid payment-provider signature
 // of the body, so mutations reach the domain.
 // Plain `go test` runs the seeds; `go test -fuzz FuzzAPI` explores.
 func FuzzAPI(f *testing.F) {
@@ -28,17 +28,20 @@ func FuzzAPI(f *testing.F) {
 	enrollmentID := fx.enroll(student, classID, "fuzz-key-0001").str("enrollment_id")
 	intensiveID := fx.createIntensive(teacher, 100, 60)
 	purchaseID := fx.buy(student, intensiveID, "fuzz-key-0001").str("purchase_id")
-	ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID, "{intensive}", intensiveID, "{purchase}", purchaseID)
+	operationID := fx.export(teacher, classID).str("operation_id")
+	ids := strings.NewReplacer("{class}", classID, "{enrollment}", enrollmentID, "{intensive}", intensiveID,
+		"{purchase}", purchaseID, "{operation}", operationID)
 
 	f.Fuzz(func(t *testing.T, method, path, headers string, body []byte, who uint8, groups, email string, b64 bool) {
 		body = []byte(ids.Replace(string(body)))
 		headers = strings.ReplaceAll(headers, "{signature}", webhooksig.Sign(webhookSecret, time.Now(), body))
+		path, query, _ := strings.Cut(ids.Replace(path), "?")
 		ev := events.APIGatewayV2HTTPRequest{
-			Version: "2.0", RouteKey: "$default", RawPath: ids.Replace(path),
+			Version: "2.0", RouteKey: "$default", RawPath: path, RawQueryString: query,
 			Headers: parseHeaders(headers),
 			RequestContext: events.APIGatewayV2HTTPRequestContext{
 				RequestID: "fuzz",
-				HTTP:      events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: ids.Replace(path)},
+				HTTP:      events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
 			},
 		}
 		if b64 {

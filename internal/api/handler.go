@@ -44,6 +44,7 @@ type Deps struct {
 	Profiles    ProfileWriter
 	Purchases   Purchases
 	Webhooks    PaymentWebhooks
+	Operations  Operations
 	// Logger receives one line per request; nil discards them.
 	Logger *slog.Logger
 	// Now and NewID default to the wall clock and random UUIDs (class ids).
@@ -60,6 +61,7 @@ type Handler struct {
 	profiles    ProfileWriter
 	purchases   Purchases
 	webhooks    PaymentWebhooks
+	operations  Operations
 	log         *slog.Logger
 	now         func() time.Time
 	newID       func() string
@@ -87,12 +89,15 @@ func New(d Deps) (*Handler, error) {
 	if d.Webhooks == nil {
 		errs = append(errs, errors.New("api: Webhooks is required"))
 	}
+	if d.Operations == nil {
+		errs = append(errs, errors.New("api: Operations is required"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	h := &Handler{
 		classes: d.Classes, enrollments: d.Enrollments, projections: d.Projections, profiles: d.Profiles,
-		purchases: d.Purchases, webhooks: d.Webhooks,
+		purchases: d.Purchases, webhooks: d.Webhooks, operations: d.Operations,
 		log: d.Logger, now: d.Now, newID: d.NewID,
 	}
 	if h.log == nil {
@@ -118,6 +123,9 @@ func New(d Deps) (*Handler, error) {
 		&route{method: http.MethodGet, pattern: "/intensives/{intensive_id}", handle: h.getIntensive},
 		&route{method: http.MethodPost, pattern: "/intensives/{intensive_id}/purchases", role: RoleStudent, handle: h.purchaseSeat},
 		&route{method: http.MethodGet, pattern: "/purchases/{purchase_id}", handle: h.getPurchase},
+		&route{method: http.MethodPost, pattern: "/classes/{class_id}/exports", role: RoleTeacher, handle: h.exportRoster},
+		&route{method: http.MethodGet, pattern: "/operations", handle: h.listOperations},
+		&route{method: http.MethodGet, pattern: "/operations/{operation_id}", handle: h.getOperation},
 		// Signed by the payment provider (X-Sandbox-Signature), not by a
 		// user's token: the signature is checked by the webhook handler.
 		&route{method: http.MethodPost, pattern: "/webhooks/payments", public: true, handle: h.paymentWebhook},
@@ -127,12 +135,13 @@ func New(d Deps) (*Handler, error) {
 
 // request is one request on its way through the handler.
 type request struct {
-	method  string
-	route   string // the matched route, "POST /classes"; "" if none matched
-	params  map[string]string
-	headers map[string]string // names in lower case
-	body    []byte
-	caller  identity
+	method   string
+	route    string // the matched route, "POST /classes"; "" if none matched
+	params   map[string]string
+	rawQuery string            // the query string as sent, without '?'
+	headers  map[string]string // names in lower case
+	body     []byte
+	caller   identity
 	// attrs are added to the request's log line (ids of what it touched).
 	attrs []slog.Attr
 }
@@ -177,7 +186,7 @@ func errorResponse(he *httpError) response {
 // "internal"; it is a bug, logged with its stack.
 func (h *Handler) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	r := &request{method: ev.RequestContext.HTTP.Method, headers: lowerKeys(ev.Headers)}
+	r := &request{method: ev.RequestContext.HTTP.Method, rawQuery: ev.RawQueryString, headers: lowerKeys(ev.Headers)}
 	resp, err := h.serveGuarded(ctx, &ev, r)
 	h.logRequest(ctx, &ev, r, resp, err, time.Since(start))
 
@@ -271,6 +280,9 @@ func (h *Handler) logRequest(ctx context.Context, ev *events.APIGatewayV2HTTPReq
 	}
 	if id := r.params["purchase_id"]; validID(id) {
 		attrs = append(attrs, obs.PurchaseID(id))
+	}
+	if id := r.params["operation_id"]; validID(id) {
+		attrs = append(attrs, obs.OperationID(id))
 	}
 	attrs = append(attrs, r.attrs...)
 	level := slog.LevelInfo

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/purchase"
 )
 
@@ -150,6 +151,8 @@ func checkIDs(params map[string]string) error {
 			return classify(club.ErrClassNotFound)
 		case "intensive_id":
 			return classify(purchase.ErrIntensiveNotFound)
+		case "operation_id":
+			return classify(operation.ErrNotFound)
 		}
 		return classify(club.ErrNotFound)
 	}

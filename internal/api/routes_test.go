@@ -565,7 +565,7 @@ func TestInfrastructureFailures(t *testing.T) {
 func TestNewChecksDeps(t *testing.T) {
 	t.Parallel()
 	_, err := api.New(api.Deps{})
-	for _, want := range []string{"Classes", "Enrollments", "Projections", "Profiles", "Purchases", "Webhooks"} {
+	for _, want := range []string{"Classes", "Enrollments", "Projections", "Profiles", "Purchases", "Webhooks", "Operations"} {
 		require.ErrorContains(t, err, want)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/inbox"
+	"github.com/clubdev/club/internal/club/operation"
+	"github.com/clubdev/club/internal/club/operation/operationtest"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/club/purchase"
@@ -63,12 +65,14 @@ func event(method, path string, who caller, body string, headers map[string]stri
 	for k, v := range headers {
 		h[strings.ToLower(k)] = v
 	}
+	path, query, _ := strings.Cut(path, "?")
 	ev := events.APIGatewayV2HTTPRequest{
-		Version:  "2.0",
-		RouteKey: "$default",
-		RawPath:  path,
-		Headers:  h,
-		Body:     body,
+		Version:        "2.0",
+		RouteKey:       "$default",
+		RawPath:        path,
+		RawQueryString: query,
+		Headers:        h,
+		Body:           body,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RequestID: "req-" + method + path,
 			HTTP:      events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
@@ -140,6 +144,10 @@ type fixture struct {
 	purchases  *purchasetest.Memory
 	callbacks  *fakeCallbacks
 	executions *fakeExecutions
+
+	// The operations (exports): their in-memory store, with the outbox
+	// rows of their jobs.
+	operations *operationtest.Memory
 }
 
 // webhookSecret is the payment provider's signing key in these tests.
@@ -152,6 +160,7 @@ func setup(t testing.TB, customize ...func(*api.Deps)) *fixture {
 	f := &fixture{
 		t: t, ctx: context.Background(), mem: memstore.New(), logs: &syncBuffer{},
 		purchases: purchasetest.NewMemory(), callbacks: &fakeCallbacks{}, executions: &fakeExecutions{},
+		operations: operationtest.NewMemory(),
 	}
 	svc, err := enrollment.NewService(enrollment.Deps{
 		Store: f.mem.Enrollments, Classes: f.mem.Classes, Idempotency: f.mem.Idempotency,
@@ -166,9 +175,11 @@ func setup(t testing.TB, customize ...func(*api.Deps)) *fixture {
 		Secret: webhookSecret, Store: f.purchases, Callbacks: f.callbacks, Executions: f.executions,
 	})
 	require.NoError(t, err)
+	operations, err := operation.NewService(operation.Deps{Store: f.operations})
+	require.NoError(t, err)
 	d := api.Deps{
 		Classes: f.mem.Classes, Enrollments: svc, Projections: f.mem.Projections, Profiles: f.mem.Profiles,
-		Purchases: purchases, Webhooks: webhooks,
+		Purchases: purchases, Webhooks: webhooks, Operations: operations,
 		Logger: obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: "api"}),
 		NewID:  func() string { return fmt.Sprintf("class-%d", f.seq.Add(1)) },
 	}
@@ -262,6 +273,12 @@ func (f *fixture) buy(who caller, intensiveID, key string) result {
 	return f.do("POST", "/intensives/"+intensiveID+"/purchases", who, "", "Idempotency-Key", key)
 }
 
+// export asks for an export of a class's roster through the API.
+func (f *fixture) export(who caller, classID string) result {
+	f.t.Helper()
+	return f.do("POST", "/classes/"+classID+"/exports", who, "")
+}
+
 // webhook sends a provider event, signed now with the test secret.
 func (f *fixture) webhook(event map[string]any) result {
 	f.t.Helper()
@@ -340,4 +357,5 @@ var (
 	_ api.Enrollments     = (*enrollment.Service)(nil)
 	_ api.Purchases       = (*purchase.Service)(nil)
 	_ api.PaymentWebhooks = (*purchase.Webhooks)(nil)
+	_ api.Operations      = (*operation.Service)(nil)
 )

@@ -133,6 +133,51 @@ func TestStatusOnTheLocalCloud(t *testing.T) {
 	require.False(t, out.Purchases.Deployed)
 }
 
+// The bulk class (exports, nightly reports) is shown with its own maximum
+// age, the stack's BulkMaxAgeSeconds, and is breached only past it: a
+// backlog that would breach the urgent class is normal for bulk work.
+func TestStatusShowsTheBulkClassWithItsMaxAge(t *testing.T) {
+	t.Parallel()
+	stats := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"stream_mappings":{}}`)
+	})
+	e := newStackEnv(t, true, stats)
+	pair := opstest.CreateQueuePair(t, e.sqs, 5)
+	e.stack.Queues["ExportsQueue"], e.stack.Queues["ExportsDLQ"] = pair.Source, pair.DLQ
+	require.NoError(t, e.stack.Save(e.stackFile))
+	e.send(t, "ExportsQueue", 4, nil)
+	e.send(t, "NotificationsQueue", 1, nil)
+
+	code, stdout, stderr := runWith(t, e.at(70*time.Second), "status", "--stack-file", e.stackFile, "--sample", "0")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `ExportsQueue\s+bulk\s+4\s+0\s+0\s+1m1\ds \(peek\)\s+15m0s\s+ok\s+0`, stdout, "70 s is nothing for bulk work")
+	require.Regexp(t, `NotificationsQueue\s+urgent\s+1\s+0\s+0\s+1m1\ds \(peek\)\s+1m0s\s+BREACHED`, stdout, "but breaches the urgent class")
+
+	code, stdout, stderr = runWith(t, e.at(16*time.Minute), "status", "--stack-file", e.stackFile, "--sample", "0")
+	require.Equal(t, 0, code, stderr)
+	// (The first run's peek left some messages in flight for a moment.)
+	require.Regexp(t, `ExportsQueue\s+bulk\s+\d\s+\d\s+0\s+16m\d+s \(peek\)\s+15m0s\s+BREACHED`, stdout)
+
+	// The stack's own value of the class parameter is the threshold.
+	e.stack.Outputs["BulkMaxAgeSeconds"] = "60"
+	require.NoError(t, e.stack.Save(e.stackFile))
+	code, stdout, stderr = runWith(t, e.at(70*time.Second), "status", "--stack-file", e.stackFile, "--sample", "0", "--json")
+	require.Equal(t, 0, code, stderr)
+	var out statusOutput
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	var exports *queueOutput
+	for i := range out.Queues {
+		if out.Queues[i].Name == "ExportsQueue" {
+			exports = &out.Queues[i]
+		}
+	}
+	require.NotNil(t, exports, stdout)
+	require.Equal(t, "bulk", exports.Class)
+	require.Equal(t, 60.0, *exports.MaxAgeSeconds)
+	require.True(t, exports.Breached)
+	require.Equal(t, "ExportsDLQ", exports.DLQ)
+}
+
 // cloudWatchMetrics serves ApproximateAgeOfOldestMessage and IteratorAge
 // datapoints by dimension value, as CloudWatch does on AWS.
 type cloudWatchMetrics map[string]float64

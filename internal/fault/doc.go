@@ -1,7 +1,8 @@
 // Package fault puts named fault points at the boundaries where a process of
 // the Club backend can stop (SPEC §9): before and after the enrollment
 // commit, around the relay's publish and mark, around a consumer's commit,
-// after the mail provider accepted a message, and in the saga. The
+// after the mail provider accepted a message, in the saga, and before the
+// exporter writes its file. The
 // reliability suite (package reliability) crashes, fails or delays the
 // system at each of them and then checks business facts, not delivery
 // counts.

@@ -40,6 +40,10 @@ const (
 	// purchase does not record it yet (the saga's refund step, keyed by the
 	// purchase id).
 	SagaAfterRefundAccepted Point = "saga.after_refund_accepted"
+	// ExporterBeforePut: the exporter has marked the operation running and
+	// built the file; it has not written it to the exports bucket (keyed by
+	// the operation id).
+	ExporterBeforePut Point = "exporter.before_put"
 )
 
 // Points lists every fault point, in the order of the enrollment path.
@@ -49,6 +53,7 @@ var Points = []Point{
 	ConsumerBeforeCommit, ConsumerAfterCommit,
 	NotifierAfterSend,
 	SagaAfterRefundAccepted,
+	ExporterBeforePut,
 }
 
 // Known reports whether p is one of Points.

@@ -41,6 +41,13 @@ const (
 	AccountID = "000000000000"
 )
 
+// AccessKeyID and SecretAccessKey are the credentials the local cloud gives
+// its functions and tools; presigned URLs are verified against them.
+const (
+	AccessKeyID     = "local"
+	SecretAccessKey = "local"
+)
+
 // Config configures a local cloud. Only ModuleRoot and TemplatePath are
 // required; Defaults fills the rest.
 type Config struct {
@@ -155,6 +162,9 @@ type Cloud struct {
 	closeOnce sync.Once
 	closeErr  error
 	stackFile string
+	// webhookSecret is the payment sandbox's signing secret ("" without
+	// sandboxes), put into SSM for the API (sandboxes.go).
+	webhookSecret string
 }
 
 // Start builds, starts and provisions everything the template declares and
@@ -228,8 +238,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		RuntimeAPIHost: endpointLn.Addr().String(),
 		Env: map[string]string{
 			"AWS_ENDPOINT_URL":      endpointURL,
-			"AWS_ACCESS_KEY_ID":     "local",
-			"AWS_SECRET_ACCESS_KEY": "local",
+			"AWS_ACCESS_KEY_ID":     AccessKeyID,
+			"AWS_SECRET_ACCESS_KEY": SecretAccessKey,
 		},
 		LogDir:    filepath.Join(cfg.StateDir, "logs"),
 		LogWriter: cfg.FunctionOutput,
@@ -243,7 +253,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	sfnResources := sfn.NewResources()
 	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
-	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter)
+	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter, front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}))
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +272,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err != nil {
 		apiLn.Close()
 		return nil, fmt.Errorf("provision: %w", err)
+	}
+	if err := c.putWebhookSecret(ctx, awsCfg); err != nil {
+		apiLn.Close()
+		return nil, err
 	}
 
 	if err := c.createStateMachines(ctx); err != nil {
@@ -360,7 +374,7 @@ func loadTemplate(cfg Config, endpointURL string) (*template.Stack, error) {
 func AWSConfig(endpointURL string) aws.Config {
 	return aws.Config{
 		Region:       Region,
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
 		BaseEndpoint: aws.String(endpointURL),
 	}
 }

@@ -3,10 +3,15 @@ package localcloud
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/clubdev/club/internal/sandbox/mail"
 	"github.com/clubdev/club/internal/sandbox/payment"
@@ -14,13 +19,19 @@ import (
 
 // Parameters the local cloud supplies to templates that declare them.
 const (
-	ParamMailAPIURL           = "MailApiUrl"
-	ParamPaymentAPIURL        = "PaymentApiUrl"
-	ParamPaymentWebhookSecret = "PaymentWebhookSecret"
+	ParamMailAPIURL    = "MailApiUrl"
+	ParamPaymentAPIURL = "PaymentApiUrl"
 )
 
-// sandboxes prepares the mail and payment sandboxes (§7 of the spec) and
-// offers their URLs and the webhook secret as template parameters.
+// ParamPaymentWebhookSecretParameter is the template parameter that names the
+// SSM SecureString parameter holding the payment provider's webhook secret.
+// The local cloud does not supply it: it reads the name and puts its secret
+// there.
+const ParamPaymentWebhookSecretParameter = "PaymentWebhookSecretParameter"
+
+// sandboxes prepares the mail and payment sandboxes (§7 of the spec), offers
+// their URLs as template parameters and keeps the webhook secret for
+// putWebhookSecret.
 func (c *Cloud) sandboxes() ([]extra, error) {
 	if c.cfg.NoSandboxes {
 		return nil, nil
@@ -34,7 +45,7 @@ func (c *Cloud) sandboxes() ([]extra, error) {
 	}
 	c.cfg.LocalParameters[ParamMailAPIURL] = "http://" + c.cfg.MailAddr
 	c.cfg.LocalParameters[ParamPaymentAPIURL] = "http://" + c.cfg.PaymentAddr
-	c.cfg.LocalParameters[ParamPaymentWebhookSecret] = secret
+	c.webhookSecret = secret
 
 	mailSrv := mail.New(mail.Options{Logger: c.log.With("sandbox", "mail")})
 	paySrv := payment.New(payment.Options{
@@ -46,6 +57,26 @@ func (c *Cloud) sandboxes() ([]extra, error) {
 		serveExtra("mail sandbox", c.cfg.MailAddr, mailSrv, mailSrv.Shutdown),
 		serveExtra("payment sandbox", c.cfg.PaymentAddr, paySrv, paySrv.Shutdown),
 	}, nil
+}
+
+// putWebhookSecret stores the webhook secret as the SecureString parameter
+// the template names, as an operator does before deploying, so that the API
+// finds it when it starts. It does nothing without sandboxes (no secret) or
+// when the template declares no such parameter.
+func (c *Cloud) putWebhookSecret(ctx context.Context, cfg aws.Config) error {
+	name := c.stack.Parameters[ParamPaymentWebhookSecretParameter]
+	if name == "" || c.webhookSecret == "" {
+		return nil
+	}
+	_, err := ssm.NewFromConfig(cfg).PutParameter(ctx, &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(c.webhookSecret),
+		Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+		Description: aws.String("Payment webhook secret of the local cloud (also in the state directory's webhook-secret)"),
+	})
+	if err != nil {
+		return fmt.Errorf("put the webhook secret into SSM parameter %s: %w", name, err)
+	}
+	return nil
 }
 
 // serveExtra serves h on the claimed listener; stop shuts the sandbox down

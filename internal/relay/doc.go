@@ -11,7 +11,8 @@
 // machine execution ([WorkflowStarter]: StartExecution named after the
 // aggregate id, the envelope as input, so purchase.requested starts the
 // purchase saga named after the purchase, and a second start of that name
-// is success). Jobs (their work-class queue) are not routed yet. A row whose
+// is success); jobs go to the queue of their work class ([JobSender]:
+// export.requested to the exports queue, one SendMessage per row). A row whose
 // kind or type has no route fails with [ErrNoRoute] ("no route for kind …")
 // and stays pending, visible in the oldest-unpublished metric, rather than
 // being dropped.
@@ -40,8 +41,12 @@
 // # AWS calls per row
 //
 // One sns:Publish and one dynamodb:UpdateItem: 2 calls. With SNS_PUBLISH_BATCH
-// on, PublishBatch carries up to 10 messages: 1/10 + 1 = 1.1 calls. A
-// workflow row costs one states:StartExecution and one UpdateItem. A mark
+// on, PublishBatch carries up to 10 messages, and the rows of a stream batch
+// that were published are marked together (MarkAllPublished: up to 100 in
+// one TransactWriteItems): 1/10 + 1/n calls for a batch of n rows. Lambda
+// polls the stream four times a second, so under steady load a batch holds a
+// quarter second of enrollments. A workflow row costs one
+// states:StartExecution, a job row one sqs:SendMessage, plus its mark. A mark
 // that finds the row already published costs one more GetItem (the store
 // tells "already published" from "missing" that way).
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/obs"
@@ -28,6 +29,9 @@ type Routing struct {
 	// (PURCHASE_STATE_MACHINE_ARN): purchase.requested starts an execution
 	// of it.
 	PurchaseStateMachineARN string
+	// ExportsQueueURL is the bulk work class's exports queue
+	// (EXPORTS_QUEUE_URL): export.requested jobs are sent to it.
+	ExportsQueueURL string
 	// PublishBatch turns on SNS PublishBatch (SNS_PUBLISH_BATCH, default
 	// false; the template turns it on).
 	PublishBatch bool
@@ -43,6 +47,9 @@ func RoutingFromEnv(getenv func(string) string) (Routing, error) {
 	}
 	if r.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); r.PurchaseStateMachineARN == "" {
 		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))
+	}
+	if r.ExportsQueueURL = getenv("EXPORTS_QUEUE_URL"); r.ExportsQueueURL == "" {
+		errs = append(errs, errors.New("EXPORTS_QUEUE_URL is required"))
 	}
 	if v := getenv("SNS_PUBLISH_BATCH"); v != "" {
 		var err error
@@ -65,8 +72,8 @@ type Wiring struct {
 
 // Wire loads the AWS SDK configuration once and builds the store and a Relay
 // with the deployed routes: events to the topic, workflows (purchase.requested)
-// to the purchase saga. Jobs get their route with the feature that produces
-// them; until then their rows fail with ErrNoRoute. The Relay logs to logger
+// to the purchase saga, jobs to the queue of their work class
+// (export.requested to the exports queue). The Relay logs to logger
 // and writes its metrics to metrics, under the dimension Function = function.
 func Wire(ctx context.Context, function string, storeCfg store.Config, routing Routing, logger *slog.Logger, metrics io.Writer) (Wiring, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
@@ -89,8 +96,12 @@ func Wire(ctx context.Context, function string, storeCfg store.Config, routing R
 	if err != nil {
 		return Wiring{}, err
 	}
+	jobs, err := NewJobSender(sqs.NewFromConfig(awsCfg), JobQueues{events.TypeExportRequested: routing.ExportsQueueURL})
+	if err != nil {
+		return Wiring{}, err
+	}
 	r, err := New(Config{
-		Routes: Routes{events.KindEvent: topic, events.KindWorkflow: workflows},
+		Routes: Routes{events.KindEvent: topic, events.KindWorkflow: workflows, events.KindJob: jobs},
 		Outbox: st.Outbox, Logger: logger, Metrics: metrics,
 		MetricDimensions: map[string]string{obs.DimFunction: function},
 	})

@@ -1,7 +1,8 @@
 // Package securitytest holds the static security checks of the Club
 // backend's SAM template (docs/security.md) and the tests that run them on
 // infra/template.yaml: least privilege, encryption at rest, the API's
-// authentication, and that events carry no personal data.
+// authentication, secrets kept out of function environments, and that
+// events carry no personal data.
 //
 // The checks read the template through the local cloud's own parser
 // (internal/localcloud/template), so they see exactly the resources,
@@ -17,9 +18,14 @@
 // NotAction/NotResource statement cannot be checked and is a finding). On
 // the data services (DynamoDB, SQS, SNS, S3, Step Functions, KMS, Secrets
 // Manager, SSM) no statement may grant a wildcard action or a wildcard
-// resource; the only exception is Step Functions' task-token callbacks
+// resource; the exceptions are Step Functions' task-token callbacks
 // (SendTaskSuccess, SendTaskFailure, SendTaskHeartbeat), which IAM cannot
-// scope to a resource. A statement that allows any action other than a read
+// scope to a resource, and kms:Decrypt on the keys of the stack's own
+// account under a StringEquals kms:ViaService condition naming SSM or
+// Secrets Manager (the service decrypts only the parameter or secret the
+// function may read), and a key pattern of one of the stack's buckets
+// (arn:aws:s3:::bucket/exports/*: object permissions name keys that do not
+// exist yet; the bucket scopes them). A statement that allows any action other than a read
 // on a table, queue, topic, bucket or state machine must name one the
 // function uses: one named by its environment variables (table name, queue
 // URL, topic ARN, ...), one of its event sources (an SQS queue, a table's
@@ -43,6 +49,15 @@
 // exactly that pool (issuer = its ProviderURL) and one of its app clients
 // (audience), and the pool's settings the API relies on hold (see the
 // function).
+//
+// # Secrets ([Secrets])
+//
+// No function environment variable holds a secret: not a NoEcho parameter's
+// value, not a value under a name that announces a secret (SECRET, PASSWORD,
+// API_KEY, ..._TOKEN) unless it is a reference (an SSM parameter name or an
+// ARN), and nothing that looks like one (a dynamic reference, an access key,
+// a private key, a provider key, a long random-looking string). Functions
+// get the name of a SecureString parameter and read it at start.
 //
 // # Personal data ([PersonalData])
 //

@@ -183,6 +183,20 @@ func (ix index) resource(arn string) (string, bool) {
 	return "", false
 }
 
+// objectsOfBucket reports whether arn names objects (a key pattern, such as
+// arn:aws:s3:::bucket/exports/*) of one of the stack's buckets: object
+// permissions cannot name keys that do not exist yet, and the bucket scopes
+// them.
+func (ix index) objectsOfBucket(arn string) bool {
+	path, ok := strings.CutPrefix(arn, "arn:aws:s3:::")
+	if !ok {
+		return false
+	}
+	bucket, keys, ok := strings.Cut(path, "/")
+	_, isBucket := ix.byKey["arn:aws:s3:::"+bucket]
+	return ok && keys != "" && isBucket && !strings.Contains(bucket, "*")
+}
+
 // principal is a function or state machine with its policy and what it uses.
 type principal struct {
 	source   string
@@ -275,7 +289,7 @@ func LeastPrivilege(st *template.Stack) []Finding {
 				if !strings.Contains(r, "*") {
 					continue
 				}
-				if !allUnscopable(s.Action) || r != "*" {
+				if (!allUnscopable(s.Action) || r != "*") && !decryptsOnlyThroughService(st, s, r) && !ix.objectsOfBucket(r) {
 					report(p.source, "%s: wildcard resource %q on a data service", where, r)
 				}
 			}
@@ -287,7 +301,7 @@ func LeastPrivilege(st *template.Stack) []Finding {
 				continue
 			}
 			for _, r := range s.Resource {
-				if strings.Contains(r, "*") {
+				if strings.Contains(r, "*") && !ix.objectsOfBucket(r) {
 					continue // reported above
 				}
 				id, ok := ix.resource(r)
@@ -302,6 +316,56 @@ func LeastPrivilege(st *template.Stack) []Finding {
 	}
 	out = append(out, queuePolicies(st)...)
 	return out
+}
+
+// keyDecryptServices are the services through which a function may decrypt
+// with any key of its account: each decrypts only what its own permissions
+// (a parameter, a secret) let the function read.
+var keyDecryptServices = []string{"ssm", "secretsmanager"}
+
+// decryptsOnlyThroughService reports whether statement s, for resource r,
+// only lets KMS decrypt on behalf of SSM or Secrets Manager: kms:Decrypt
+// alone, on the keys of the stack's own account and region
+// (arn:…:kms:REGION:ACCOUNT:key/*), under a StringEquals kms:ViaService
+// condition naming those services in the stack's region. The key of a
+// SecureString parameter or a secret is rarely known to the template (the
+// AWS managed key has no fixed ARN); the service's own permission scopes
+// what is decrypted.
+func decryptsOnlyThroughService(st *template.Stack, s statement, r string) bool {
+	if len(s.Action) != 1 || !strings.EqualFold(s.Action[0], "kms:Decrypt") {
+		return false
+	}
+	arn, ok := strings.CutPrefix(r, "arn:")
+	partition, keys, _ := strings.Cut(arn, ":")
+	if !ok || partition == "" || keys != "kms:"+st.Region+":"+st.AccountID+":key/*" {
+		return false
+	}
+	var cond map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(s.Condition, &cond); err != nil {
+		return false
+	}
+	for op, keys := range cond {
+		if op != "StringEquals" {
+			continue
+		}
+		for key, raw := range keys {
+			if !strings.EqualFold(key, "kms:ViaService") {
+				continue
+			}
+			var via stringList
+			if err := json.Unmarshal(raw, &via); err != nil || len(via) == 0 {
+				return false
+			}
+			for _, v := range via {
+				svc, ok := strings.CutSuffix(v, "."+st.Region+".amazonaws.com")
+				if !ok || !slices.Contains(keyDecryptServices, svc) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func allUnscopable(actions []string) bool {

@@ -120,9 +120,10 @@ func TestInfraTemplateCanTrustAnExternalIssuer(t *testing.T) {
 	require.Equal(t, "club-web", st.Outputs["ApiJwtAudience"])
 }
 
-// fnTemplate is a stack with two tables, two queues and a topic, and one
-// function that uses the first of each: CLUB_TABLE names Used, its SQS event
-// reads Jobs, its environment names Events and Failures.
+// fnTemplate is a stack with two tables, three queues, a topic and two
+// buckets, and one function that uses the first of each: CLUB_TABLE names
+// Used, its SQS event reads Jobs, its environment names Events, Failures
+// and Files.
 func fnTemplate(statements string) string {
 	return `
 Transform: AWS::Serverless-2016-10-31
@@ -133,11 +134,13 @@ Resources:
   Failures: {Type: AWS::SQS::Queue}
   Elsewhere: {Type: AWS::SQS::Queue}
   Events: {Type: AWS::SNS::Topic}
+  Files: {Type: AWS::S3::Bucket}
+  Archive: {Type: AWS::S3::Bucket}
   Fn:
     Type: AWS::Serverless::Function
     Properties:
       CodeUri: fn
-      Environment: {Variables: {CLUB_TABLE: !Ref Used, DLQ_URL: !Ref Failures, TOPIC: !Ref Events}}
+      Environment: {Variables: {CLUB_TABLE: !Ref Used, DLQ_URL: !Ref Failures, TOPIC: !Ref Events, BUCKET: !Ref Files}}
       Events:
         Jobs: {Type: SQS, Properties: {Queue: !GetAtt Jobs.Arn}}
       Policies:
@@ -165,6 +168,53 @@ func TestLeastPrivilegeFindsEveryKindOfOverreach(t *testing.T) {
             - {Effect: Allow, Action: [states:SendTaskSuccess, states:SendTaskFailure], Resource: "*"}
             - {Effect: Deny, Action: "*", Resource: "*"}
 `,
+		},
+		{
+			name: "decrypting with any key of the account, only through SSM",
+			policies: `
+        - Statement:
+            - Effect: Allow
+              Action: kms:Decrypt
+              Resource: !Sub "arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*"
+              Condition: {StringEquals: {"kms:ViaService": !Sub "ssm.${AWS::Region}.amazonaws.com"}}
+`,
+		},
+		{
+			name:     "decrypting with any key, directly",
+			policies: "        - Statement: [{Effect: Allow, Action: kms:Decrypt, Resource: !Sub \"arn:aws:kms:${AWS::Region}:${AWS::AccountId}:key/*\"}]\n",
+			want:     []string{`wildcard resource "arn:aws:kms:`},
+		},
+		{
+			name: "decrypting through a service that is not SSM or Secrets Manager",
+			policies: `
+        - Statement:
+            - {Effect: Allow, Action: kms:Decrypt, Resource: !Sub "arn:aws:kms:${AWS::Region}:${AWS::AccountId}:key/*", Condition: {StringEquals: {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}}
+`,
+			want: []string{`wildcard resource`},
+		},
+		{
+			name: "a ViaService pattern",
+			policies: `
+        - Statement:
+            - {Effect: Allow, Action: kms:Decrypt, Resource: !Sub "arn:aws:kms:${AWS::Region}:${AWS::AccountId}:key/*", Condition: {StringLike: {"kms:ViaService": "*"}}}
+`,
+			want: []string{`wildcard resource`},
+		},
+		{
+			name: "any key of any account, through SSM",
+			policies: `
+        - Statement:
+            - {Effect: Allow, Action: kms:Decrypt, Resource: "arn:aws:kms:*:*:key/*", Condition: {StringEquals: {"kms:ViaService": "ssm.us-east-1.amazonaws.com"}}}
+`,
+			want: []string{`wildcard resource "arn:aws:kms:*:*:key/*"`},
+		},
+		{
+			name: "more than decrypting, through SSM",
+			policies: `
+        - Statement:
+            - {Effect: Allow, Action: [kms:Decrypt, kms:Encrypt], Resource: !Sub "arn:aws:kms:${AWS::Region}:${AWS::AccountId}:key/*", Condition: {StringEquals: {"kms:ViaService": "ssm.us-east-1.amazonaws.com"}}}
+`,
+			want: []string{`wildcard resource`},
 		},
 		{
 			name:     "any action",
@@ -195,6 +245,20 @@ func TestLeastPrivilegeFindsEveryKindOfOverreach(t *testing.T) {
 			name:     "a callback action beside a scopable one on any resource",
 			policies: "        - Statement: [{Effect: Allow, Action: [states:SendTaskSuccess, states:StartExecution], Resource: \"*\"}]\n",
 			want:     []string{`wildcard resource "*"`},
+		},
+		{
+			name:     "objects under a prefix of a bucket it uses",
+			policies: "        - Statement: [{Effect: Allow, Action: [s3:PutObject, s3:GetObject], Resource: !Sub \"${Files.Arn}/exports/*\"}]\n",
+		},
+		{
+			name:     "objects of a bucket it does not use",
+			policies: "        - Statement: [{Effect: Allow, Action: [s3:PutObject], Resource: !Sub \"${Archive.Arn}/*\"}]\n",
+			want:     []string{"may write Archive, which it does not use"},
+		},
+		{
+			name:     "objects of any bucket",
+			policies: "        - Statement: [{Effect: Allow, Action: [s3:GetObject], Resource: \"arn:aws:s3:::*/exports/*\"}]\n",
+			want:     []string{`wildcard resource "arn:aws:s3:::*/exports/*"`},
 		},
 		{
 			name:     "writes a table it does not use",

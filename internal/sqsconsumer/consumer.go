@@ -232,6 +232,91 @@ func (c *Consumer) Process(ctx context.Context, ev events.SQSEvent, h Handler) e
 	return resp
 }
 
+// BatchHandler handles the messages of a batch together and returns one
+// error per message, each classified as a Handler's error is. It must not
+// log the errors itself.
+type BatchHandler func(ctx context.Context, msgs []Message) []error
+
+// ProcessBatch is Process for a handler that commits a whole batch at once
+// (the projections: one transaction for ten events). Each message keeps its
+// own fault points, classification, dead letter or retry delay, and metrics:
+// the messages whose before-commit fault point fails are left out of the
+// handler's call, the after-commit point is passed for each message the
+// handler succeeded with, and a panicking handler fails every message of
+// its call, transiently. A batch from a FIFO queue (messages with a message
+// group) is handled as Process handles it, one message per call, so that a
+// group's order survives failures.
+func (c *Consumer) ProcessBatch(ctx context.Context, ev events.SQSEvent, h BatchHandler) events.SQSEventResponse {
+	for _, r := range ev.Records {
+		if messageGroup(r) != "" {
+			return c.Process(ctx, ev, func(ctx context.Context, m Message) error { return h(ctx, []Message{m})[0] })
+		}
+	}
+	started := c.cfg.Now()
+	msgs := make([]Message, len(ev.Records))
+	errs := make([]error, len(ev.Records))
+	var run []int // indexes of the messages the handler gets
+	for i, r := range ev.Records {
+		msgs[i] = newMessage(r, c.cfg.MaxReceiveCount)
+		if errs[i] = fault.Inject(messageContext(ctx, msgs[i]), fault.ConsumerBeforeCommit, faultKey(msgs[i])); errs[i] == nil {
+			run = append(run, i)
+		}
+	}
+	if len(run) > 0 {
+		batch := make([]Message, len(run))
+		for j, i := range run {
+			batch[j] = msgs[i]
+		}
+		results := c.runBatch(ctx, ev.Records, run, batch, h)
+		for j, i := range run {
+			errs[i] = results[j]
+			if errs[i] == nil {
+				errs[i] = fault.Inject(messageContext(ctx, msgs[i]), fault.ConsumerAfterCommit, faultKey(msgs[i]))
+			}
+		}
+	}
+	outcomes := make([]outcome, len(ev.Records))
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, r := range ev.Records {
+		outcomes[i] = c.settle(messageContext(ctx, msgs[i]), r, msgs[i], started, errs[i])
+		if outcomes[i].failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: r.MessageId})
+		}
+	}
+	c.emitBatchMetrics(ctx, outcomes)
+	return resp
+}
+
+// runBatch calls h with the messages at run, keeping them invisible while it
+// runs long (Config.VisibilityTimeout), and turns a panic or a result of the
+// wrong length into a transient error for each of them.
+func (c *Consumer) runBatch(ctx context.Context, records []events.SQSMessage, run []int, batch []Message, h BatchHandler) (errs []error) {
+	if c.cfg.VisibilityTimeout > 0 {
+		for _, i := range run {
+			stop := c.keepInvisible(ctx, records[i])
+			defer stop()
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("handler panicked: %v\n%s", p, debug.Stack())
+			errs = make([]error, len(batch))
+			for j := range errs {
+				errs[j] = err
+			}
+		}
+	}()
+	errs = h(ctx, batch)
+	if len(errs) != len(batch) {
+		err := fmt.Errorf("batch handler returned %d results for %d messages", len(errs), len(batch))
+		errs = make([]error, len(batch))
+		for j := range errs {
+			errs[j] = err
+		}
+	}
+	return errs
+}
+
 // groups splits records into runs that must be handled in order: one per
 // FIFO message group (in batch order), and one per message without a group.
 func groups(records []events.SQSMessage) [][]int {
@@ -255,19 +340,31 @@ func groups(records []events.SQSMessage) [][]int {
 
 func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handler) outcome {
 	m := newMessage(r, c.cfg.MaxReceiveCount)
-	eventID := m.Attribute(AttrEventID)
+	ctx = messageContext(ctx, m)
+	started := c.cfg.Now()
+	return c.settle(ctx, r, m, started, c.runWithFaults(ctx, r, m, h, faultKey(m)))
+}
+
+// messageContext carries the message's ids into its log lines.
+func messageContext(ctx context.Context, m Message) context.Context {
 	attrs := []slog.Attr{slog.String("message_id", m.ID)}
-	if eventID != "" {
+	if eventID := m.Attribute(AttrEventID); eventID != "" {
 		attrs = append(attrs, obs.EventID(eventID))
 	}
-	ctx = obs.WithAttrs(ctx, attrs...)
+	return obs.WithAttrs(ctx, attrs...)
+}
 
+// faultKey keys a message's fault points: its event id, else its message id.
+func faultKey(m Message) string { return cmp.Or(m.Attribute(AttrEventID), m.ID) }
+
+// settle classifies the handler's result for one message whose handling
+// started at started, and does what the verdict says: nothing (ack), a dead
+// letter or a retry delay.
+func (c *Consumer) settle(ctx context.Context, r events.SQSMessage, m Message, started time.Time, err error) outcome {
 	o := outcome{}
 	if !m.SentAt.IsZero() {
-		o.queueWait = max(c.cfg.Now().Sub(m.SentAt), 0)
+		o.queueWait = max(started.Sub(m.SentAt), 0)
 	}
-
-	err := c.runWithFaults(ctx, r, m, h, cmp.Or(eventID, m.ID))
 	o.verdict = Classify(err)
 	if o.verdict.Action == Retry && m.LastAttempt {
 		o.verdict = Verdict{Action: DeadLetter, Code: CodeRetriesExhausted}

@@ -48,7 +48,12 @@
 //     after a failure the rest of the group is reported failed without
 //     running and made visible again with the failed message, so a group's
 //     order is never broken.
-//   - A panic in a handler fails only its message, transiently.
+//   - [Consumer.ProcessBatch] gives a [BatchHandler] the whole batch in one
+//     call (a consumer that commits a batch in one transaction) and still
+//     settles, dead-letters and counts each message on its own, with the
+//     fault points per message; FIFO batches go one message per call.
+//   - A panic in a handler fails only its message (in ProcessBatch, the
+//     messages of its call), transiently.
 //   - With Config.VisibilityTimeout set, a message whose handler runs long
 //     has its visibility extended every half timeout, so it is not handed
 //     to a second worker meanwhile (SPEC §1.3).

@@ -22,6 +22,9 @@ type classItem struct {
 	Capacity   int    `dynamodbav:"capacity"`
 	SeatsTaken int    `dynamodbav:"seats_taken"` // never omitted: the seat condition compares it
 	StartsAt   string `dynamodbav:"starts_at"`
+	// ClassTeacher is teacher_id again, under the name that puts class items,
+	// and only them, in the classes_by_teacher index.
+	ClassTeacher string `dynamodbav:"class_teacher_id"`
 }
 
 // Classes implements class.Repository on the club table.
@@ -37,6 +40,7 @@ func (s *Classes) Create(ctx context.Context, c class.Class) error {
 		PK: pk, SK: sk, Entity: "class",
 		ClassID: snap.ID, TeacherID: snap.TeacherID, Title: snap.Title,
 		Capacity: snap.Capacity, SeatsTaken: snap.SeatsTaken, StartsAt: formatTime(snap.StartsAt),
+		ClassTeacher: snap.TeacherID,
 	})
 	if err != nil {
 		return fmt.Errorf("create class %s: %w", snap.ID, err)

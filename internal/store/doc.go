@@ -8,8 +8,14 @@
 // Two tables, named through Config (see testdata/template-tables.yaml for the
 // template's definitions and [Tables] for the same in Go):
 //
-//   - club: pk (S, HASH) + sk (S, RANGE); TTL attribute "ttl"; no index.
-//     Every entity of the domain, one item type per key pattern.
+//   - club: pk (S, HASH) + sk (S, RANGE); TTL attribute "ttl". Every entity
+//     of the domain, one item type per key pattern. Two sparse GSIs:
+//     "classes_by_teacher" on class_teacher_id (S, HASH) + starts_at (S,
+//     RANGE), projection KEYS_ONLY, which only class items enter (the
+//     nightly teacher report: [Classes.Teachers], [Projections.TeacherClasses]);
+//     "operations_by_creator" on created_by (S, HASH) + created_at (S,
+//     RANGE), projection ALL, which only operation items enter
+//     ([Operations.List], GET /operations).
 //   - outbox: event_id (S, HASH); TTL attribute "ttl"; stream NEW_IMAGE;
 //     sparse GSI "unpublished" on unpublished_shard (S, HASH) + created_at
 //     (S, RANGE), projection ALL.
@@ -21,7 +27,7 @@
 // # Items of the club table
 //
 //	entity        pk                             sk                     notes
-//	class         CLASS#<class_id>               CLASS                  capacity, seats_taken (the seat counter)
+//	class         CLASS#<class_id>               CLASS                  capacity, seats_taken (the seat counter), class_teacher_id
 //	member        CLASS#<class_id>               MEMBER#<student_id>    the student's claim on a seat: unique per class and student
 //	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection
 //	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at
@@ -34,6 +40,7 @@
 //	intensive     INTENSIVE#<intensive_id>       INTENSIVE              capacity, seats_free, seats_held, seats_taken, price, hold_seconds
 //	access        INTENSIVE#<intensive_id>       ACCESS#<student_id>    purchase_id, granted_at: unique per intensive and student
 //	purchase      PURCHASE#<purchase_id>         PURCHASE               status, history [{status, at}], payment_*, refund_*, task_token, version
+//	operation     OPERATION#<operation_id>       OPERATION              kind, class_id (roster exports), created_by, status, history, result_*, error_*, version
 //
 // Every item carries an "entity" attribute naming its kind, for people reading
 // the table. A class's seat counter, members, roster and counters share its
@@ -41,6 +48,9 @@
 // fixed prefix and is the last thing in its attribute, so ids containing '#'
 // cannot make two keys collide. Inbox rows get a partition each, so that a
 // busy consumer's writes spread.
+//
+// captured_email lives only until the confirmation mail is sent: the write
+// that records sent removes it (a failed mail keeps it for a redrive).
 //
 // # Transactions
 //
@@ -82,10 +92,31 @@
 // counters. Changes without a seat effect (a task token, an observed
 // provider status) are a single conditional PutItem.
 //
+// Create operation (package operation, [Operations]) is one
+// TransactWriteItems of two items: the operation (pending,
+// attribute_not_exists, else operation.ErrExists: a teacher report's id is
+// deterministic, so a second fire of its schedule writes nothing) and its
+// job's outbox row (export.requested). Every
+// later change is an optimistic read-modify-write: one PutItem conditional
+// on the version it was read at (a lost race re-reads, 5 attempts, then
+// club.ErrContention); the domain refuses any change to a finished
+// operation before anything is written.
+//
 // The inbox (ApplyOnce) is one TransactWriteItems: the inbox row
 // (attribute_not_exists) and the effects, which are unconditional,
 // commutative updates (ADD to counters; SET of fields that only one event
 // type writes), so the inbox row is the only item that can cancel it.
+// ApplyAllOnce does the same for a batch of events in one transaction: every
+// inbox row, then one update per touched item (counters of a class summed,
+// an enrollment and its cancellation on one roster entry merged), split in
+// halves above 100 items; a cancelled batch tells the caller to apply each
+// event with ApplyOnce.
+//
+// The notifier changes an enrollment's notification with one conditional
+// UpdateItem per step (ChangeNotification) and no read: "SET status = to
+// [, sent_at] [ADD attempts 1] if status IN (from…)", with ALL_NEW as the
+// answer. Only when no case of the change holds is the enrollment read, to
+// tell a refusal (already sent), a no-op and a missing enrollment apart.
 //
 // Transactions cancelled by TransactionConflict or throttling are retried
 // with jittered exponential backoff (5 attempts), then reported as
@@ -104,6 +135,18 @@
 // default), inbox rows processed_at + InboxRetention (7 days). TTL deletes
 // lazily (on AWS within about two days, on kumo every 30 s), so readers never
 // rely on an expired row being gone.
+//
+// # Paginated reads and cursors
+//
+// The teacher report and GET /operations read a page at a time (Limit) and
+// hand the position on as an opaque cursor: the LastEvaluatedKey's string
+// attributes, JSON in base64url. A cursor coming back is decoded, checked
+// (only key attributes; the partition it belongs to must be the caller's)
+// and the start key rebuilt from it, so a forged cursor can move a read
+// only within what its caller may read; anything else is not a cursor
+// (operation lists answer a *club.ValidationError on "cursor"). Operations.List
+// keeps a kind with a FilterExpression and queries again, at most 4 times,
+// while the page is not full.
 //
 // # Concurrency
 //

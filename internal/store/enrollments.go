@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,8 +32,6 @@ type enrollmentItem struct {
 	NotificationStatus   string `dynamodbav:"notification_status"`
 	NotificationAttempts int    `dynamodbav:"notification_attempts"`
 	NotificationSentAt   string `dynamodbav:"notification_sent_at,omitempty"`
-	// NotificationVersion guards the notifier's read-modify-write.
-	NotificationVersion int64 `dynamodbav:"notification_version"`
 	// CapturedEmail is set only under the at_enrollment address policy.
 	CapturedEmail string `dynamodbav:"captured_email,omitempty"`
 }
@@ -51,10 +49,7 @@ type memberItem struct {
 
 // Enrollments implements enrollment.Store and enrollment.NotificationStore on
 // the club and outbox tables.
-type Enrollments struct {
-	*base
-	recent recentNotifications
-}
+type Enrollments struct{ *base }
 
 var (
 	_ enrollment.Store             = (*Enrollments)(nil)
@@ -247,91 +242,91 @@ func (s *Enrollments) Cancel(ctx context.Context, c enrollment.Cancellation) err
 
 // Get reads an enrollment with a strongly consistent read.
 func (s *Enrollments) Get(ctx context.Context, id string) (enrollment.Enrollment, error) {
-	e, _, err := s.get(ctx, id)
-	return e, err
-}
-
-func (s *Enrollments) get(ctx context.Context, id string) (enrollment.Enrollment, int64, error) {
 	it, err := readItem[enrollmentItem](ctx, s.base, itemKey(enrollmentKey(id)), "enrollment "+id, club.ErrNotFound)
 	if err != nil {
-		return enrollment.Enrollment{}, 0, err
+		return enrollment.Enrollment{}, err
 	}
 	e, err := it.enrollment()
 	if err != nil {
-		return enrollment.Enrollment{}, 0, fmt.Errorf("decode enrollment %s: %w", id, err)
+		return enrollment.Enrollment{}, fmt.Errorf("decode enrollment %s: %w", id, err)
 	}
-	return e, it.NotificationVersion, nil
+	return e, nil
 }
 
+// notificationAttempts bounds ChangeNotification's rounds of writes when
+// the notification keeps changing under it.
 const notificationAttempts = 5
 
-// UpdateNotification is an optimistic read-modify-write on the notification
-// fields, guarded by notification_version (see enrollment.NotificationStore).
-// update may run more than once; it must depend only on its argument.
-//
-// The notifier changes a notification twice in a row (the attempt, then its
-// outcome), so the store remembers the notification it last wrote for an
-// enrollment and its version: the next change starts from it and skips the
-// read. The write's condition on the version makes that safe — if anyone
-// changed the notification in between, it fails and the change falls back to
-// reading — and its ALL_NEW answer is the enrollment as stored afterwards.
-func (s *Enrollments) UpdateNotification(ctx context.Context, id string, update func(*enrollment.Notification) error) (enrollment.Enrollment, error) {
-	// Only a write is decided from memory; a refusal by update is decided
-	// on what is stored.
-	if n, version, ok := s.recent.take(id); ok && update(&n) == nil {
-		e, err := s.writeNotification(ctx, id, n, version)
-		switch {
-		case err == nil:
-			return e, nil
-		case !isConditionFailed(err):
-			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
+// ChangeNotification applies c with one conditional UpdateItem per case (see
+// enrollment.NotificationStore): the first case whose condition holds
+// writes, and its ALL_NEW answer is the enrollment as stored afterwards. The
+// notifier's changes almost always match their first case (a new
+// notification is pending), so a change costs one request; only when no case
+// holds is the enrollment read, to tell a refusal, a status the change
+// leaves alone and a missing enrollment apart.
+func (s *Enrollments) ChangeNotification(ctx context.Context, id string, c enrollment.NotificationChange) (enrollment.Enrollment, error) {
+	cases := c.Cases
+	for range notificationAttempts {
+		for _, k := range cases {
+			e, err := s.writeNotification(ctx, id, k)
+			if err == nil {
+				return e, nil
+			}
+			if !isConditionFailed(err) {
+				return enrollment.Enrollment{}, fmt.Errorf("change notification of enrollment %s: %w", id, err)
+			}
 		}
-		// Changed elsewhere since: read it.
-	}
-	for attempt := 1; attempt <= notificationAttempts; attempt++ {
-		e, version, err := s.get(ctx, id)
+		e, err := s.Get(ctx, id)
 		if err != nil {
 			return enrollment.Enrollment{}, err
 		}
-		n := e.Notification()
-		if err := update(&n); err != nil {
-			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
-		}
-		stored, err := s.writeNotification(ctx, id, n, version)
-		if isConditionFailed(err) {
-			if err := sleep(ctx, backoff(attempt)); err != nil {
-				return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
-			}
-			continue
-		}
+		k, err := c.For(e.Notification().Status())
 		if err != nil {
-			return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %w", id, err)
+			return enrollment.Enrollment{}, fmt.Errorf("change notification of enrollment %s: %w", id, err)
 		}
-		return stored, nil
+		if k == nil {
+			return e, nil // nothing to change in this status
+		}
+		// The status changed between the writes and the read: write the
+		// case for what is stored now.
+		cases = []enrollment.NotificationCase{*k}
 	}
-	return enrollment.Enrollment{}, fmt.Errorf("update notification of enrollment %s: %d attempts: %w", id, notificationAttempts, club.ErrContention)
+	return enrollment.Enrollment{}, fmt.Errorf("change notification of enrollment %s: %d rounds: %w", id, notificationAttempts, club.ErrContention)
 }
 
-// writeNotification writes n if the notification is still at version,
-// remembers what it wrote and returns the enrollment as stored afterwards.
-// A failed condition is returned as the SDK's error (see isConditionFailed).
-func (s *Enrollments) writeNotification(ctx context.Context, id string, n enrollment.Notification, version int64) (enrollment.Enrollment, error) {
-	expr := "SET notification_status = :status, notification_attempts = :attempts, notification_version = :next"
-	values := map[string]types.AttributeValue{
-		":status":   str(string(n.Status())),
-		":attempts": num(int64(n.Attempts())),
-		":next":     num(version + 1),
-		":current":  num(version),
+// writeNotification applies one case of a change if the stored status is
+// one of its From, and returns the enrollment as stored afterwards. A failed
+// condition (another status, or no such enrollment) is returned as the SDK's
+// error (see isConditionFailed).
+func (s *Enrollments) writeNotification(ctx context.Context, id string, k enrollment.NotificationCase) (enrollment.Enrollment, error) {
+	expr := "SET notification_status = :to"
+	values := map[string]types.AttributeValue{":to": str(string(k.To))}
+	from := make([]string, len(k.From))
+	for i, st := range k.From {
+		name := fmt.Sprintf(":from%d", i)
+		from[i] = name
+		values[name] = str(string(st))
 	}
-	if !n.SentAt().IsZero() {
+	if !k.SentAt.IsZero() {
 		expr += ", notification_sent_at = :sent"
-		values[":sent"] = str(formatTime(n.SentAt()))
+		values[":sent"] = str(formatTime(k.SentAt))
+	}
+	if k.CountAttempt {
+		expr += " ADD notification_attempts :one"
+		values[":one"] = num(1)
+	}
+	if k.To == enrollment.NotificationSent {
+		// Retention: an address captured at enrollment (at_enrollment
+		// policy) is kept only until the mail is sent, and goes in the
+		// write that says so. A failed mail keeps it: the dead letter's
+		// redrive must still be able to send.
+		expr += " REMOVE captured_email"
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.cfg.ClubTable),
 		Key:                       itemKey(enrollmentKey(id)),
 		UpdateExpression:          aws.String(expr),
-		ConditionExpression:       aws.String("notification_version = :current"),
+		ConditionExpression:       aws.String("notification_status IN (" + strings.Join(from, ", ") + ")"),
 		ExpressionAttributeValues: values,
 		ReturnValues:              types.ReturnValueAllNew,
 	})
@@ -346,40 +341,7 @@ func (s *Enrollments) writeNotification(ctx context.Context, id string, n enroll
 	if err != nil {
 		return enrollment.Enrollment{}, fmt.Errorf("decode enrollment %s: %w", id, err)
 	}
-	s.recent.put(id, e.Notification(), it.NotificationVersion)
 	return e, nil
-}
-
-// recentNotifications remembers the notification last written per
-// enrollment and its version, at most recentNotificationsSize of them (a
-// full memory starts over). An entry is used once. Safe for concurrent use.
-type recentNotifications struct {
-	mu      sync.Mutex
-	entries map[string]recentNotification
-}
-
-type recentNotification struct {
-	n       enrollment.Notification
-	version int64
-}
-
-const recentNotificationsSize = 1024
-
-func (r *recentNotifications) take(id string) (enrollment.Notification, int64, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, ok := r.entries[id]
-	delete(r.entries, id)
-	return e.n, e.version, ok
-}
-
-func (r *recentNotifications) put(id string, n enrollment.Notification, version int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.entries == nil || len(r.entries) >= recentNotificationsSize {
-		r.entries = make(map[string]recentNotification)
-	}
-	r.entries[id] = recentNotification{n: n, version: version}
 }
 
 func newEnrollmentItem(e enrollment.Snapshot) enrollmentItem {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -40,28 +41,10 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
 	}
-	now := s.now()
-	rec := inbox.NewRecord(consumer, env, now)
-	pk, sk := inboxKey(consumer, env.EventID)
-	row, err := attributevalue.MarshalMap(inboxItem{
-		PK: pk, SK: sk, Entity: "inbox",
-		Consumer: consumer, EventID: rec.EventID, EventType: string(rec.EventType),
-		Fingerprint: rec.Fingerprint, ProcessedAt: formatTime(now),
-		TTL: expiry(now.Add(s.cfg.InboxRetention)),
-	})
+	items, err := s.transactItems(consumer, []projection.Application{{Event: env, Effects: effects}})
 	if err != nil {
 		return fmt.Errorf("inbox %s, event %s: %w", consumer, env.EventID, err)
 	}
-	writes, err := s.effectWrites(effects)
-	if err != nil {
-		return fmt.Errorf("inbox %s, event %s: %w", consumer, env.EventID, err)
-	}
-	items := append([]types.TransactWriteItem{{Put: &types.Put{
-		TableName:           aws.String(s.cfg.ClubTable),
-		Item:                row,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	}}}, writes...)
-
 	err = s.transact(ctx, items)
 	var tc *txCancelled
 	if !errors.As(err, &tc) {
@@ -73,6 +56,7 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 	if !tc.failed(0) {
 		return fmt.Errorf("inbox %s, event %s: %w", consumer, env.EventID, tc)
 	}
+	pk, sk := inboxKey(consumer, env.EventID)
 	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(pk, sk))
 	if err != nil {
 		return fmt.Errorf("inbox %s, event %s: read existing row: %w", consumer, env.EventID, err)
@@ -90,59 +74,104 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 		Consumer: existing.Consumer, EventID: existing.EventID,
 		EventType: events.Type(existing.EventType), Fingerprint: existing.Fingerprint,
 	}
-	return stored.Check(rec.Fingerprint)
+	return stored.Check(env.Fingerprint())
 }
 
-// effectWrites translates effects into updates of the club table. Counter
-// effects on one class are merged, and the roster's as-of is written once per
-// class, because a transaction may touch each item only once.
-func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWriteItem, error) {
-	table := aws.String(s.cfg.ClubTable)
-	asOf := str(formatTime(s.now()))
-	var writes []types.TransactWriteItem
-	touched := map[string]bool{}
-	touch := func(pk, sk string) error {
-		if touched[pk+"\x00"+sk] {
-			return fmt.Errorf("two effects on item %s/%s in one event", pk, sk)
-		}
-		touched[pk+"\x00"+sk] = true
+// ApplyAllOnce commits the batch's inbox rows and merged effects in one
+// TransactWriteItems, or in halves when they would exceed DynamoDB's 100
+// items (see projection.Inbox). A batch of ten enrollment events is one
+// request instead of ten. The error of a cancelled transaction does not say
+// which event was the duplicate: the caller applies each event on its own
+// then.
+func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
+	if err := inbox.ValidateConsumer(consumer); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
 		return nil
 	}
-	rosterClasses := []string{}
+	items, err := s.transactItems(consumer, batch)
+	if err != nil {
+		return fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+	}
+	if len(items) > maxTransactItems && len(batch) > 1 {
+		half := len(batch) / 2
+		return errors.Join(s.ApplyAllOnce(ctx, consumer, batch[:half]), s.ApplyAllOnce(ctx, consumer, batch[half:]))
+	}
+	if err := s.transact(ctx, items); err != nil {
+		return fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+	}
+	return nil
+}
+
+// transactItems returns the inbox row of each event (conditional on its
+// absence), in batch order, followed by the writes of all their effects.
+func (s *Inbox) transactItems(consumer string, batch []projection.Application) ([]types.TransactWriteItem, error) {
+	now := s.now()
+	items := make([]types.TransactWriteItem, 0, 3*len(batch))
+	var effects []projection.Effect
+	ids := make(map[string]bool, len(batch))
+	for _, a := range batch {
+		if ids[a.Event.EventID] {
+			return nil, fmt.Errorf("event %s twice in one batch", a.Event.EventID)
+		}
+		ids[a.Event.EventID] = true
+		rec := inbox.NewRecord(consumer, a.Event, now)
+		pk, sk := inboxKey(consumer, a.Event.EventID)
+		row, err := attributevalue.MarshalMap(inboxItem{
+			PK: pk, SK: sk, Entity: "inbox",
+			Consumer: consumer, EventID: rec.EventID, EventType: string(rec.EventType),
+			Fingerprint: rec.Fingerprint, ProcessedAt: formatTime(now),
+			TTL: expiry(now.Add(s.cfg.InboxRetention)),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("event %s: %w", a.Event.EventID, err)
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName:           aws.String(s.cfg.ClubTable),
+			Item:                row,
+			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+		effects = append(effects, a.Effects...)
+	}
+	writes, err := s.effectWrites(effects)
+	if err != nil {
+		return nil, err
+	}
+	return append(items, writes...), nil
+}
+
+// effectWrites translates effects into updates of the club table, one per
+// item, because a transaction may touch each item only once: the effects
+// on one roster entry are merged (an enrollment and its cancellation in one
+// batch), counter effects on one class are summed, and the roster's as-of is
+// written once per class. Two effects that set one attribute of an item to
+// different values are refused.
+func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWriteItem, error) {
+	asOf := formatTime(s.now())
+	sets := &itemSets{}
 	stats := map[string]*projection.CountStats{}
-	statsOrder := []string{}
+	var statsOrder []string
 	for _, eff := range effects {
 		switch eff := eff.(type) {
 		case projection.AddToRoster:
 			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
-			if err := touch(pk, sk); err != nil {
+			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
+				"student_id", eff.StudentID, "enrolled_at", formatTime(eff.EnrolledAt))
+			if err != nil {
 				return nil, err
 			}
-			writes = append(writes, types.TransactWriteItem{Update: &types.Update{
-				TableName:        table,
-				Key:              itemKey(pk, sk),
-				UpdateExpression: aws.String("SET entity = :entity, class_id = :class, enrollment_id = :enrollment, student_id = :student, enrolled_at = :at"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":entity": str("roster_entry"), ":class": str(eff.ClassID), ":enrollment": str(eff.EnrollmentID),
-					":student": str(eff.StudentID), ":at": str(formatTime(eff.EnrolledAt)),
-				},
-			}})
-			rosterClasses = append(rosterClasses, eff.ClassID)
+			pk, sk = rosterMetaKey(eff.ClassID)
+			_ = sets.set(pk, sk, "entity", "roster", "class_id", eff.ClassID, "as_of", asOf)
 		case projection.RemoveFromRoster:
 			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
-			if err := touch(pk, sk); err != nil {
+			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
+				"cancelled_at", formatTime(eff.CancelledAt))
+			if err != nil {
 				return nil, err
 			}
-			writes = append(writes, types.TransactWriteItem{Update: &types.Update{
-				TableName:        table,
-				Key:              itemKey(pk, sk),
-				UpdateExpression: aws.String("SET entity = :entity, class_id = :class, enrollment_id = :enrollment, cancelled_at = :at"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":entity": str("roster_entry"), ":class": str(eff.ClassID), ":enrollment": str(eff.EnrollmentID),
-					":at": str(formatTime(eff.CancelledAt)),
-				},
-			}})
-			rosterClasses = append(rosterClasses, eff.ClassID)
+			pk, sk = rosterMetaKey(eff.ClassID)
+			_ = sets.set(pk, sk, "entity", "roster", "class_id", eff.ClassID, "as_of", asOf)
 		case projection.CountStats:
 			if st, ok := stats[eff.ClassID]; ok {
 				st.Enrollments += eff.Enrollments
@@ -156,19 +185,8 @@ func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWrite
 			return nil, fmt.Errorf("unsupported effect %T", eff)
 		}
 	}
-	for _, classID := range rosterClasses {
-		pk, sk := rosterMetaKey(classID)
-		if touched[pk+"\x00"+sk] {
-			continue
-		}
-		touched[pk+"\x00"+sk] = true
-		writes = append(writes, types.TransactWriteItem{Update: &types.Update{
-			TableName:                 table,
-			Key:                       itemKey(pk, sk),
-			UpdateExpression:          aws.String("SET entity = :entity, class_id = :class, as_of = :at"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":entity": str("roster"), ":class": str(classID), ":at": asOf},
-		}})
-	}
+	table := aws.String(s.cfg.ClubTable)
+	writes := sets.updates(table)
 	for _, classID := range statsOrder {
 		st := stats[classID]
 		writes = append(writes, types.TransactWriteItem{Update: &types.Update{
@@ -182,4 +200,65 @@ func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWrite
 		}})
 	}
 	return writes, nil
+}
+
+// itemSets gathers the string attributes to set on items, one update per
+// item, in the order the items were first touched.
+type itemSets struct {
+	order []string            // item keys (pk NUL sk)
+	items map[string]*itemSet // by item key
+}
+
+type itemSet struct {
+	pk, sk string
+	names  []string          // in the order first set
+	values map[string]string // by name
+}
+
+// set records name/value pairs (alternating) for the item; a name already
+// set to another value is an error.
+func (s *itemSets) set(pk, sk string, pairs ...string) error {
+	key := pk + "\x00" + sk
+	it, ok := s.items[key]
+	if !ok {
+		if s.items == nil {
+			s.items = map[string]*itemSet{}
+		}
+		it = &itemSet{pk: pk, sk: sk, values: map[string]string{}}
+		s.items[key] = it
+		s.order = append(s.order, key)
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		name, value := pairs[i], pairs[i+1]
+		if old, ok := it.values[name]; ok {
+			if old != value {
+				return fmt.Errorf("two effects on item %s/%s set %s to %q and %q", pk, sk, name, old, value)
+			}
+			continue
+		}
+		it.names = append(it.names, name)
+		it.values[name] = value
+	}
+	return nil
+}
+
+func (s *itemSets) updates(table *string) []types.TransactWriteItem {
+	out := make([]types.TransactWriteItem, 0, len(s.order))
+	for _, key := range s.order {
+		it := s.items[key]
+		assignments := make([]string, len(it.names))
+		values := make(map[string]types.AttributeValue, len(it.names))
+		for i, name := range it.names {
+			v := fmt.Sprintf(":v%d", i)
+			assignments[i] = name + " = " + v
+			values[v] = str(it.values[name])
+		}
+		out = append(out, types.TransactWriteItem{Update: &types.Update{
+			TableName:                 table,
+			Key:                       itemKey(it.pk, it.sk),
+			UpdateExpression:          aws.String("SET " + strings.Join(assignments, ", ")),
+			ExpressionAttributeValues: values,
+		}})
+	}
+	return out
 }

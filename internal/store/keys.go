@@ -20,6 +20,14 @@ const (
 	attrCreatedAt        = "created_at"
 
 	indexUnpublished = "unpublished"
+
+	// Sparse indexes of the club table: only class items carry
+	// class_teacher_id, only operation items created_by.
+	attrClassTeacher         = "class_teacher_id"
+	attrStartsAt             = "starts_at"
+	attrCreatedBy            = "created_by"
+	indexClassesByTeacher    = "classes_by_teacher"
+	indexOperationsByCreator = "operations_by_creator"
 )
 
 // unpublishedShards spreads pending outbox rows over this many partitions of

@@ -16,10 +16,15 @@ import (
 	"github.com/clubdev/club/internal/store"
 )
 
-// countingDB counts reads and updates of items.
+// countingDB counts reads, updates and transactions.
 type countingDB struct {
 	store.DynamoDB
-	gets, updates atomic.Int32
+	gets, updates, transacts atomic.Int32
+}
+
+func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.transacts.Add(1)
+	return c.DynamoDB.TransactWriteItems(ctx, in, opts...)
 }
 
 func (c *countingDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
@@ -32,9 +37,9 @@ func (c *countingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInpu
 	return c.DynamoDB.UpdateItem(ctx, in, opts...)
 }
 
-// The notifier's attempt and its outcome cost one read between them, not
-// two; a change made elsewhere in between is read, never overwritten.
-func TestUpdateNotificationReadsOncePerAttemptAndOutcome(t *testing.T) {
+// The notifier's attempt and its outcome cost one conditional write each and
+// no read; only a change whose cases all fail reads, to say why.
+func TestChangeNotificationWritesOncePerStepWithoutReading(t *testing.T) {
 	t.Parallel()
 	cfg := newTables(t, store.Config{})
 	db := &countingDB{DynamoDB: client}
@@ -55,39 +60,25 @@ func TestUpdateNotificationReadsOncePerAttemptAndOutcome(t *testing.T) {
 		Caller: "student-1", Key: "key-00000001", Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
 	}}))
 
-	got, err := notifier.Enrollments.UpdateNotification(ctx, e.ID(), (*enrollment.Notification).BeginAttempt)
+	got, err := notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.BeginAttemptChange())
 	require.NoError(t, err)
 	require.Equal(t, 1, got.Notification().Attempts())
-	require.EqualValues(t, 1, db.gets.Load())
-
-	sentAt := time.Date(2026, 3, 1, 10, 0, 1, 0, time.UTC)
-	got, err = notifier.Enrollments.UpdateNotification(ctx, e.ID(), func(n *enrollment.Notification) error { n.MarkSent(sentAt); return nil })
-	require.NoError(t, err)
-	require.EqualValues(t, 1, db.gets.Load(), "the outcome starts from the attempt just written")
-	require.EqualValues(t, 2, db.updates.Load())
-	require.Equal(t, enrollment.NotificationSent, got.Notification().Status())
 	require.Equal(t, e.ClassID(), got.ClassID(), "the enrollment as stored")
+	sentAt := time.Date(2026, 3, 1, 10, 0, 1, 0, time.UTC)
+	got, err = notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.SentChange(sentAt))
+	require.NoError(t, err)
+	require.Equal(t, enrollment.NotificationSent, got.Notification().Status())
+	require.EqualValues(t, 0, db.gets.Load(), "no read")
+	require.EqualValues(t, 2, db.updates.Load(), "one write per step")
+
+	// A redelivery after the mail was recorded: the attempt's condition
+	// fails, one read says why.
+	_, err = notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.BeginAttemptChange())
+	require.ErrorIs(t, err, enrollment.ErrAlreadySent)
+	require.EqualValues(t, 1, db.gets.Load())
+	require.EqualValues(t, 4, db.updates.Load(), "both cases of the attempt tried, neither written")
 	stored, err := other.Enrollments.Get(ctx, e.ID())
 	require.NoError(t, err)
-	require.Equal(t, enrollment.NotificationSent, stored.Notification().Status())
 	require.Equal(t, 1, stored.Notification().Attempts())
-
-	// A second enrollment: another process changes it between the attempt
-	// and the outcome; the remembered version no longer holds.
-	e2, err := enrollment.New(events.NewID(), c.ID(), "student-2", "teacher-1", time.Now())
-	require.NoError(t, err)
-	env2, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: e2.ID(), ClassID: c.ID(), StudentID: "student-2"})
-	require.NoError(t, err)
-	require.NoError(t, other.Enrollments.Create(ctx, enrollment.Creation{Enrollment: e2, Event: env2, Idempotency: idempotency.Record{
-		Caller: "student-2", Key: "key-00000002", Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
-	}}))
-	_, err = notifier.Enrollments.UpdateNotification(ctx, e2.ID(), (*enrollment.Notification).BeginAttempt)
-	require.NoError(t, err)
-	_, err = other.Enrollments.UpdateNotification(ctx, e2.ID(), (*enrollment.Notification).BeginAttempt)
-	require.NoError(t, err)
-	gets := db.gets.Load()
-	got, err = notifier.Enrollments.UpdateNotification(ctx, e2.ID(), (*enrollment.Notification).BeginAttempt)
-	require.NoError(t, err)
-	require.Equal(t, gets+1, db.gets.Load(), "the failed condition made it read")
-	require.Equal(t, 3, got.Notification().Attempts(), "no attempt lost")
+	require.True(t, sentAt.Equal(stored.Notification().SentAt()))
 }

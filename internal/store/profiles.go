@@ -80,9 +80,66 @@ func (s *Profiles) Get(ctx context.Context, userID string) (profile.Profile, err
 	if err != nil {
 		return profile.Profile{}, err
 	}
+	return it.profile()
+}
+
+// maxBatchGetKeys is DynamoDB's limit of keys in one BatchGetItem.
+const maxBatchGetKeys = 100
+
+// GetMany reads the profiles of several users with strongly consistent
+// reads, up to 100 in one BatchGetItem. The map holds the profiles it read;
+// a user without a profile is absent, and so is one whose key DynamoDB left
+// unprocessed (a caller that needs it reads it with Get).
+func (s *Profiles) GetMany(ctx context.Context, userIDs []string) (map[string]profile.Profile, error) {
+	out := make(map[string]profile.Profile, len(userIDs))
+	seen := make(map[string]bool, len(userIDs))
+	var keys []map[string]types.AttributeValue
+	flush := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.cfg.ClubTable: {Keys: keys, ConsistentRead: aws.Bool(true)},
+		}})
+		keys = nil
+		if err != nil {
+			return fmt.Errorf("read %d profiles: %w", len(seen), err)
+		}
+		for _, item := range res.Responses[s.cfg.ClubTable] {
+			var it profileItem
+			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+				return fmt.Errorf("decode profile: %w", err)
+			}
+			p, err := it.profile()
+			if err != nil {
+				return err
+			}
+			out[p.UserID] = p
+		}
+		return nil
+	}
+	for _, id := range userIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		keys = append(keys, itemKey(profileKey(id)))
+		if len(keys) == maxBatchGetKeys {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (it profileItem) profile() (profile.Profile, error) {
 	updated, err := parseTime("updated_at", it.UpdatedAt)
 	if err != nil {
-		return profile.Profile{}, fmt.Errorf("decode profile of %s: %w", userID, err)
+		return profile.Profile{}, fmt.Errorf("decode profile of %s: %w", it.UserID, err)
 	}
 	return profile.Profile{UserID: it.UserID, Email: it.Email, DisplayName: it.DisplayName, UpdatedAt: updated}, nil
 }

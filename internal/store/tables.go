@@ -29,10 +29,34 @@ func Tables(cfg Config) []Table {
 				AttributeDefinitions: []types.AttributeDefinition{
 					{AttributeName: aws.String(attrPK), AttributeType: types.ScalarAttributeTypeS},
 					{AttributeName: aws.String(attrSK), AttributeType: types.ScalarAttributeTypeS},
+					{AttributeName: aws.String(attrClassTeacher), AttributeType: types.ScalarAttributeTypeS},
+					{AttributeName: aws.String(attrStartsAt), AttributeType: types.ScalarAttributeTypeS},
+					{AttributeName: aws.String(attrCreatedBy), AttributeType: types.ScalarAttributeTypeS},
+					{AttributeName: aws.String(attrCreatedAt), AttributeType: types.ScalarAttributeTypeS},
 				},
 				KeySchema: []types.KeySchemaElement{
 					{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
 					{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+				},
+				GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+					{
+						IndexName: aws.String(indexClassesByTeacher),
+						KeySchema: []types.KeySchemaElement{
+							{AttributeName: aws.String(attrClassTeacher), KeyType: types.KeyTypeHash},
+							{AttributeName: aws.String(attrStartsAt), KeyType: types.KeyTypeRange},
+						},
+						// Keys only: a seat taken (the hot path) changes no
+						// projected attribute, so it costs the index nothing.
+						Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+					},
+					{
+						IndexName: aws.String(indexOperationsByCreator),
+						KeySchema: []types.KeySchemaElement{
+							{AttributeName: aws.String(attrCreatedBy), KeyType: types.KeyTypeHash},
+							{AttributeName: aws.String(attrCreatedAt), KeyType: types.KeyTypeRange},
+						},
+						Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+					},
 				},
 			},
 			TTLAttribute: attrTTL,

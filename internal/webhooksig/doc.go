@@ -13,9 +13,11 @@
 // A header may carry several v1 values (a sender rotating secrets signs with
 // each); Verify accepts the header if any of them matches. Unknown keys are
 // ignored so the sender can add schemes later. Comparison is constant-time.
+// An empty secret verifies nothing: anyone can compute an HMAC keyed with
+// it, so Verify refuses it itself instead of trusting every caller to.
 //
 // Verify returns one of the sentinel errors ErrMalformedHeader,
-// ErrBadSignature, ErrTooOld or ErrFromFuture (wrapped with detail), so the
-// API can answer 401 for all of them and still log which one it was. All
-// functions are safe for concurrent use.
+// ErrBadSignature, ErrTooOld, ErrFromFuture or ErrNoSecret (wrapped with
+// detail), so the API can answer 401 for all of them and still log which one
+// it was. All functions are safe for concurrent use.
 package webhooksig

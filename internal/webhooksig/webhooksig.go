@@ -31,6 +31,9 @@ var (
 	// ErrFromFuture: the timestamp is ahead of the receiver's clock by more
 	// than the tolerance (clock skew or a forged timestamp).
 	ErrFromFuture = errors.New("webhooksig: signature timestamp in the future")
+	// ErrNoSecret: the receiver has no secret. Anyone can compute an HMAC
+	// keyed with nothing, so nothing verifies under an empty secret.
+	ErrNoSecret = errors.New("webhooksig: no secret to verify with")
 )
 
 // Sign returns the header value for body signed with secret at time t.
@@ -43,8 +46,12 @@ func Sign(secret []byte, t time.Time, body []byte) string {
 // Verify checks that header is a valid signature of body under secret and
 // that its timestamp is within tolerance of now (DefaultTolerance when
 // tolerance <= 0). It checks the signature before the timestamp, so an
-// ErrTooOld or ErrFromFuture result means the body itself is authentic.
+// ErrTooOld or ErrFromFuture result means the body itself is authentic. An
+// empty secret verifies nothing (ErrNoSecret).
 func Verify(secret []byte, header string, body []byte, now time.Time, tolerance time.Duration) error {
+	if len(secret) == 0 {
+		return ErrNoSecret
+	}
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}

@@ -63,6 +63,10 @@ func TestVerify(t *testing.T) {
 		{name: "v1 too short", secret: secret, header: "t=" + ts + ",v1=abcd", body: body, now: signedAt, want: webhooksig.ErrMalformedHeader},
 		{name: "two t", secret: secret, header: "t=" + ts + "," + valid, body: body, now: signedAt, want: webhooksig.ErrMalformedHeader},
 		{name: "no key=value", secret: secret, header: "garbage", body: body, now: signedAt, want: webhooksig.ErrMalformedHeader},
+		// Anyone can sign with an empty key: a receiver without a secret
+		// accepts nothing, not even a header that matches.
+		{name: "empty secret", secret: nil, header: webhooksig.Sign(nil, signedAt, body), body: body, now: signedAt, want: webhooksig.ErrNoSecret},
+		{name: "zero-length secret", secret: []byte{}, header: webhooksig.Sign([]byte{}, signedAt, body), body: body, now: signedAt, want: webhooksig.ErrNoSecret},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package enrollment
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -52,37 +53,110 @@ func (n Notification) SentAt() time.Time          { return n.sentAt }
 
 // BeginAttempt counts an attempt to send, before calling the provider. An
 // unknown status stays unknown: the new attempt is what will resolve it.
-func (n *Notification) BeginAttempt() error {
-	if n.status == NotificationSent {
-		return ErrAlreadySent
+func (n *Notification) BeginAttempt() error { return n.Apply(BeginAttemptChange()) }
+
+// MarkSent records the provider's acceptance. Marking a sent notification
+// again keeps the first time.
+func (n *Notification) MarkSent(at time.Time) { _ = n.Apply(SentChange(at)) }
+
+// MarkFailed records that sending was given up.
+func (n *Notification) MarkFailed() { _ = n.Apply(FailedChange()) }
+
+// MarkUnknown records an attempt whose result is unknown.
+func (n *Notification) MarkUnknown() { _ = n.Apply(UnknownChange()) }
+
+// NotificationChange is one of the transitions above in a form a store can
+// apply without reading the notification first: a few cases, each a single
+// conditional write ("if the status is one of From, set …"). The first case
+// whose From holds the current status applies; in a status no case names
+// the change does nothing, except in RefusedIn, where it fails with Refusal
+// and changes nothing.
+type NotificationChange struct {
+	Cases     []NotificationCase
+	RefusedIn NotificationStatus
+	Refusal   error
+}
+
+// NotificationCase is one case of a NotificationChange.
+type NotificationCase struct {
+	From []NotificationStatus
+	To   NotificationStatus
+	// CountAttempt adds one to the attempts.
+	CountAttempt bool
+	// SentAt, when not zero, becomes the sent time.
+	SentAt time.Time
+}
+
+// BeginAttemptChange counts an attempt: pending and failed become pending,
+// unknown stays unknown; a sent notification refuses it with ErrAlreadySent.
+func BeginAttemptChange() NotificationChange {
+	return NotificationChange{
+		Cases: []NotificationCase{
+			{From: []NotificationStatus{NotificationPending, NotificationFailed}, To: NotificationPending, CountAttempt: true},
+			{From: []NotificationStatus{NotificationUnknown}, To: NotificationUnknown, CountAttempt: true},
+		},
+		RefusedIn: NotificationSent, Refusal: ErrAlreadySent,
 	}
-	n.attempts++
-	if n.status == NotificationFailed {
-		n.status = NotificationPending
+}
+
+// SentChange records the provider's acceptance at at; sent is final and
+// keeps its first time.
+func SentChange(at time.Time) NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending, NotificationFailed, NotificationUnknown}, To: NotificationSent, SentAt: at.UTC()},
+	}}
+}
+
+// FailedChange gives up: pending and unknown become failed.
+func FailedChange() NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending, NotificationUnknown}, To: NotificationFailed},
+	}}
+}
+
+// UnknownChange records an attempt whose result is unknown: anything but
+// sent becomes unknown.
+func UnknownChange() NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending, NotificationFailed, NotificationUnknown}, To: NotificationUnknown},
+	}}
+}
+
+// GiveUpChange is the last attempt's give-up: a pending notification
+// becomes failed, an unknown one stays unknown (the provider may have the
+// message).
+func GiveUpChange() NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending}, To: NotificationFailed},
+	}}
+}
+
+// Apply applies c to n (see NotificationChange).
+func (n *Notification) Apply(c NotificationChange) error {
+	k, err := c.For(n.status)
+	if err != nil || k == nil {
+		return err
+	}
+	n.status = k.To
+	if k.CountAttempt {
+		n.attempts++
+	}
+	if !k.SentAt.IsZero() {
+		n.sentAt = k.SentAt.UTC()
 	}
 	return nil
 }
 
-// MarkSent records the provider's acceptance. Marking a sent notification
-// again keeps the first time.
-func (n *Notification) MarkSent(at time.Time) {
-	if n.status == NotificationSent {
-		return
+// For returns the case of c that applies in status, nil when none does, or
+// c.Refusal when status is c.RefusedIn.
+func (c NotificationChange) For(status NotificationStatus) (*NotificationCase, error) {
+	if c.Refusal != nil && status == c.RefusedIn {
+		return nil, c.Refusal
 	}
-	n.status = NotificationSent
-	n.sentAt = at.UTC()
-}
-
-// MarkFailed records that sending was given up.
-func (n *Notification) MarkFailed() {
-	if n.status == NotificationPending || n.status == NotificationUnknown {
-		n.status = NotificationFailed
+	for i := range c.Cases {
+		if slices.Contains(c.Cases[i].From, status) {
+			return &c.Cases[i], nil
+		}
 	}
-}
-
-// MarkUnknown records an attempt whose result is unknown.
-func (n *Notification) MarkUnknown() {
-	if n.status != NotificationSent {
-		n.status = NotificationUnknown
-	}
+	return nil, nil
 }

@@ -50,15 +50,15 @@ type Store interface {
 
 // NotificationStore is the notifier's port.
 type NotificationStore interface {
-	// UpdateNotification reads the enrollment, calls update on its
-	// notification and, if update returns nil, writes the result back
-	// conditionally on nothing having changed in between (retrying the
-	// read-modify-write a bounded number of times, then club.ErrContention),
-	// so update may run more than once and must depend only on its argument.
-	// An error from update is returned wrapped and nothing is written. It
-	// returns the enrollment as stored afterwards; club.ErrNotFound for an
-	// unknown id.
-	UpdateNotification(ctx context.Context, id string, update func(*Notification) error) (Enrollment, error)
+	// ChangeNotification applies c to the enrollment's notification
+	// atomically, without a read in the usual case: each case of c is a
+	// conditional write on the stored status, tried in order, and only when
+	// none holds is the enrollment read, to tell c's refusal (returned
+	// wrapped, nothing written) or a status c leaves as it is (nothing
+	// written, no error) from a concurrent change (tried again, a bounded
+	// number of times, then club.ErrContention). It returns the enrollment
+	// as stored afterwards; club.ErrNotFound for an unknown id.
+	ChangeNotification(ctx context.Context, id string, c NotificationChange) (Enrollment, error)
 }
 
 // ClassFinder reads classes; class.Repository satisfies it.
@@ -185,17 +185,18 @@ func (s *Service) Enroll(ctx context.Context, req EnrollRequest) (EnrollResult, 
 		return EnrollResult{}, errors.New("enroll: ClassID, StudentID, RequestFingerprint and Respond are required")
 	}
 
-	// Fast path for retries. Correctness does not depend on it: a duplicate
-	// racing past this read loses the transaction on the idempotency record.
-	rec, err := s.idem.Get(ctx, req.StudentID, req.IdempotencyKey)
-	switch {
-	case err == nil:
-		return replay(rec, req.RequestFingerprint)
-	case !errors.Is(err, club.ErrNotFound):
-		return EnrollResult{}, fmt.Errorf("enroll: read idempotency record: %w", err)
-	}
-
+	// The idempotency record is not read first: the create transaction is
+	// conditional on its absence, and a retry that finds it there is
+	// answered from it (Store.Create's ExistsError), so a new enrollment
+	// costs no read for a rare replay.
 	c, err := s.class(ctx, req.ClassID)
+	if errors.Is(err, club.ErrClassNotFound) {
+		// The key may belong to an earlier request (another class): its
+		// answer, or idempotency_key_reused, comes first.
+		if rec, gerr := s.idem.Get(ctx, req.StudentID, req.IdempotencyKey); gerr == nil {
+			return replay(rec, req.RequestFingerprint)
+		}
+	}
 	if err != nil {
 		return EnrollResult{}, fmt.Errorf("enroll in class %s: %w", req.ClassID, err)
 	}

@@ -147,7 +147,9 @@ func TestEnrollRejectsBadRequests(t *testing.T) {
 	}
 }
 
-func TestReplayDoesNotTouchTheStore(t *testing.T) {
+// A replay is answered from the idempotency record that the create
+// transaction finds in its way: nothing new is stored.
+func TestReplayStoresNothingNew(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, enrollment.Deps{})
 	ctx := context.Background()
@@ -160,7 +162,32 @@ func TestReplayDoesNotTouchTheStore(t *testing.T) {
 		require.Equal(t, first.Response, again.Response)
 		require.Zero(t, again.Enrollment.ID(), "no enrollment on replay")
 	}
-	require.EqualValues(t, 1, s.store.creates.Load(), "replays are answered from the record")
+	rows, err := s.mem.Outbox.Unpublished(ctx, time.Now().Add(time.Hour), 10)
+	require.NoError(t, err)
+	require.Len(t, rows, 1, "one event")
+	c, err := s.mem.Classes.Get(ctx, "c-1")
+	require.NoError(t, err)
+	require.Equal(t, 1, c.SeatsTaken(), "one seat")
+}
+
+// The same key for a class that does not exist is still a reused key: the
+// earlier request's record comes first, as in the transaction.
+func TestReusedKeyForAMissingClass(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, enrollment.Deps{})
+	ctx := context.Background()
+	_, err := s.svc.Enroll(ctx, request("s-1", "key-00000001"))
+	require.NoError(t, err)
+	other := request("s-1", "key-00000001")
+	other.ClassID = "no-such-class"
+	other.RequestFingerprint, err = idempotency.Fingerprint("POST", "/classes/no-such-class/enrollments", nil, "s-1")
+	require.NoError(t, err)
+	_, err = s.svc.Enroll(ctx, other)
+	require.ErrorIs(t, err, club.ErrIdempotencyKeyReused)
+
+	other.IdempotencyKey = "key-00000002"
+	_, err = s.svc.Enroll(ctx, other)
+	require.ErrorIs(t, err, club.ErrClassNotFound)
 }
 
 func TestEnrollFailures(t *testing.T) {

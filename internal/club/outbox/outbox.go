@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -78,4 +79,21 @@ func SortOldestFirst(rows []Row) {
 	slices.SortFunc(rows, func(a, b Row) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.EventID, b.EventID))
 	})
+}
+
+// Pending is what Store.Unpublished returns from all of a store's rows: the
+// pending ones created before createdBefore, oldest first, at most limit.
+// In-memory stores use it.
+func Pending(rows iter.Seq[Row], createdBefore time.Time, limit int) []Row {
+	var out []Row
+	for r := range rows {
+		if r.Status == StatusPending && r.CreatedAt.Before(createdBefore) {
+			out = append(out, r)
+		}
+	}
+	SortOldestFirst(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }

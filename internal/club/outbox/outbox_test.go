@@ -1,6 +1,7 @@
 package outbox_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -39,4 +40,27 @@ func TestSortOldestFirst(t *testing.T) {
 	}
 	outbox.SortOldestFirst(rows)
 	require.Equal(t, []string{"a", "b", "c"}, []string{rows[0].EventID, rows[1].EventID, rows[2].EventID})
+}
+
+func TestPendingChoosesWhatUnpublishedReturns(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	rows := []outbox.Row{
+		{EventID: "late", CreatedAt: t0.Add(3 * time.Second), Status: outbox.StatusPending},
+		{EventID: "b", CreatedAt: t0.Add(time.Second), Status: outbox.StatusPending},
+		{EventID: "published", CreatedAt: t0, Status: outbox.StatusPublished},
+		{EventID: "a", CreatedAt: t0.Add(time.Second), Status: outbox.StatusPending},
+		{EventID: "first", CreatedAt: t0, Status: outbox.StatusPending},
+	}
+	ids := func(rows []outbox.Row) []string {
+		out := []string{}
+		for _, r := range rows {
+			out = append(out, r.EventID)
+		}
+		return out
+	}
+	cutoff := t0.Add(3 * time.Second)
+	require.Equal(t, []string{"first", "a", "b"}, ids(outbox.Pending(slices.Values(rows), cutoff, 10)),
+		"pending only, created before the cutoff, oldest first, then by event id")
+	require.Equal(t, []string{"first", "a"}, ids(outbox.Pending(slices.Values(rows), cutoff, 2)))
 }

@@ -73,6 +73,18 @@ type Stats struct {
 	CancellationsTotal int64
 }
 
+// ClassSummary is one class of a teacher with its counters: a row of the
+// teacher's nightly report. The seats are as committed; the counters are the
+// stats projection's, which may lag behind.
+type ClassSummary struct {
+	ClassID    string
+	Title      string
+	Capacity   int
+	SeatsTaken int
+	StartsAt   time.Time
+	Stats      Stats
+}
+
 // Inbox applies effects exactly once per consumer and event.
 type Inbox interface {
 	// ApplyOnce commits effects and the inbox row of (consumer, env.EventID)
@@ -83,6 +95,21 @@ type Inbox interface {
 	// including concurrent calls for the same event (one wins, the other gets
 	// ErrDuplicate).
 	ApplyOnce(ctx context.Context, consumer string, env events.Envelope, effects []Effect) error
+	// ApplyAllOnce commits the effects and inbox rows of several events with
+	// distinct ids in as few transactions as the store allows (one for a
+	// Lambda batch), each all or nothing; effects of different events on the
+	// same item are merged into one write. nil means every event is applied.
+	// An error — among others, when one event's inbox row already exists —
+	// means some events may be applied and others not: ApplyOnce for each
+	// then settles every one exactly once (an applied one answers
+	// inbox.ErrDuplicate). Safe for concurrent use.
+	ApplyAllOnce(ctx context.Context, consumer string, batch []Application) error
+}
+
+// Application is one event and the effects a consumer derives from it.
+type Application struct {
+	Event   events.Envelope
+	Effects []Effect
 }
 
 // Reader reads the read models. Both reads are eventually consistent with the
@@ -172,6 +199,42 @@ func (p *Projector) Apply(ctx context.Context, env events.Envelope) error {
 		return fmt.Errorf("%s: apply event %s: %w", p.consumer, env.EventID, err)
 	}
 	return nil
+}
+
+// ApplyAll applies a batch of decoded events and returns one result per
+// event, each meaning what Apply's would. The events go to the inbox
+// together, in one ApplyAllOnce; if that fails (a duplicate in the batch, a
+// transient error) each event is applied on its own, so that one event
+// cannot hold back the others and each gets its own result. An event id that
+// appears twice in envs is applied once with the others and then on its own
+// (a duplicate, or a contract conflict).
+func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []error {
+	errs := make([]error, len(envs))
+	var batch []Application
+	var batched, again []int // indexes into envs
+	seen := make(map[string]bool, len(envs))
+	for i, env := range envs {
+		effects, err := p.effects(env)
+		switch {
+		case err != nil:
+			errs[i] = fmt.Errorf("%s: event %s: %w", p.consumer, env.EventID, err)
+		case len(effects) == 0:
+			// not an event this consumer uses
+		case seen[env.EventID]:
+			again = append(again, i)
+		default:
+			seen[env.EventID] = true
+			batch = append(batch, Application{Event: env, Effects: effects})
+			batched = append(batched, i)
+		}
+	}
+	if len(batch) > 1 && p.inbox.ApplyAllOnce(ctx, p.consumer, batch) == nil {
+		batched = nil
+	}
+	for _, i := range append(batched, again...) {
+		errs[i] = p.Apply(ctx, envs[i])
+	}
+	return errs
 }
 
 // SortStudents orders roster entries as Roster documents: by enrollment time,

@@ -3,6 +3,7 @@ package projection_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,6 +73,11 @@ func (n nilInbox) ApplyOnce(context.Context, string, events.Envelope, []projecti
 	return nil
 }
 
+func (n nilInbox) ApplyAllOnce(context.Context, string, []projection.Application) error {
+	n.t.Error("ApplyAllOnce called for events the consumer does not use")
+	return nil
+}
+
 func TestEffects(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -112,6 +118,10 @@ func (failingInbox) ApplyOnce(context.Context, string, events.Envelope, []projec
 	return errors.New("throttled")
 }
 
+func (failingInbox) ApplyAllOnce(context.Context, string, []projection.Application) error {
+	return errors.New("throttled")
+}
+
 func TestApplyKeepsTheClassification(t *testing.T) {
 	t.Parallel()
 	env, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: "e", ClassID: "c", StudentID: "s"})
@@ -122,4 +132,68 @@ func TestApplyKeepsTheClassification(t *testing.T) {
 	for _, permanent := range []error{inbox.ErrDuplicate, inbox.ErrContractConflict, events.ErrMalformed} {
 		require.NotErrorIs(t, err, permanent)
 	}
+}
+
+// countingInbox counts the calls to the in-memory inbox it wraps.
+type countingInbox struct {
+	*memstore.Inbox
+	once, all int
+}
+
+func (c *countingInbox) ApplyOnce(ctx context.Context, consumer string, env events.Envelope, effects []projection.Effect) error {
+	c.once++
+	return c.Inbox.ApplyOnce(ctx, consumer, env, effects)
+}
+
+func (c *countingInbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
+	c.all++
+	return c.Inbox.ApplyAllOnce(ctx, consumer, batch)
+}
+
+// TestApplyAllCommitsABatchTogether: ten events are one inbox call; a batch
+// holding an event applied before, or one event twice, falls back to one
+// call per event, and every event still counts once.
+func TestApplyAllCommitsABatchTogether(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	newEvent := func(i int) events.Envelope {
+		env, err := events.New(events.NewID(), at, events.EnrollmentCreated{EnrollmentID: fmt.Sprintf("e-%d", i), ClassID: "c", StudentID: fmt.Sprintf("s-%d", i)})
+		require.NoError(t, err)
+		return env
+	}
+	mem := memstore.New()
+	ib := &countingInbox{Inbox: mem.Inbox}
+	p := projection.NewStatsProjector(ib)
+	ctx := context.Background()
+	total := func() int64 {
+		st, err := mem.Projections.Stats(ctx, "c")
+		require.NoError(t, err)
+		return st.EnrollmentsTotal
+	}
+
+	var batch []events.Envelope
+	for i := range 10 {
+		batch = append(batch, newEvent(i))
+	}
+	require.Equal(t, make([]error, 10), p.ApplyAll(ctx, batch))
+	require.Equal(t, 1, ib.all)
+	require.Zero(t, ib.once)
+	require.EqualValues(t, 10, total())
+
+	// A redelivered event among new ones, and a new one twice.
+	fresh, twice := newEvent(10), newEvent(11)
+	unused, err := events.New(events.NewID(), at, events.ExportRequested{OperationID: "op", Kind: events.ExportKindRosterExport, ClassID: "c", RequestedBy: "t"})
+	require.NoError(t, err)
+	broken := newEvent(12)
+	broken.Data = []byte(`{"enrollment_id":"e"}`)
+	errs := p.ApplyAll(ctx, []events.Envelope{batch[3], fresh, twice, twice, unused, broken})
+	require.ErrorIs(t, errs[0], inbox.ErrDuplicate)
+	require.NoError(t, errs[1])
+	require.NoError(t, errs[2])
+	require.ErrorIs(t, errs[3], inbox.ErrDuplicate, "the second copy in one batch is a duplicate")
+	require.NoError(t, errs[4], "an event the consumer does not use")
+	require.ErrorIs(t, errs[5], events.ErrMalformed)
+	require.Equal(t, 2, ib.all)
+	require.Equal(t, 4, ib.once, "after the failed batch: each of its three events, then the repeat")
+	require.EqualValues(t, 12, total(), "each event counted once")
 }

@@ -75,7 +75,8 @@ type WebhookResult struct {
 
 // WebhooksDeps are the collaborators of Webhooks.
 type WebhooksDeps struct {
-	// Secret is the provider's shared HMAC key (PAYMENT_WEBHOOK_SECRET).
+	// Secret is the provider's shared HMAC key, read from the SSM parameter
+	// named by PAYMENT_WEBHOOK_SECRET_PARAMETER (see functions/api).
 	Secret []byte
 	// Tolerance is how old a signature may be; webhooksig.DefaultTolerance
 	// (5 minutes) if zero.

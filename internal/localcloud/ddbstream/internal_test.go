@@ -1,6 +1,9 @@
 package ddbstream
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -182,4 +185,87 @@ func TestFixCancellationReasons(t *testing.T) {
 	other.body.WriteString(`{"__type":"com.amazonaws.dynamodb.v20120810#ValidationException","message":"x"}`)
 	require.NoError(t, fixCancellationReasons(other))
 	assert.Equal(t, `{"__type":"com.amazonaws.dynamodb.v20120810#ValidationException","message":"x"}`, other.body.String())
+}
+
+func TestLogWaitReturnsOnceARecordIsThere(t *testing.T) {
+	t.Parallel()
+	l := NewLog()
+	arn := StreamARN("arn:aws:dynamodb:us-east-1:000000000000:table/w")
+	require.ErrorIs(t, l.Wait(context.Background(), arn, 0), ErrNoSuchStream)
+	l.Register(arn)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, l.Wait(ctx, arn, 0), context.Canceled, "nothing there yet")
+
+	waited := make(chan error, 1)
+	go func() { waited <- l.Wait(context.Background(), arn, 0) }()
+	l.Append(arn, events.DynamoDBEventRecord{EventName: "INSERT"})
+	require.NoError(t, <-waited)
+	require.NoError(t, l.Wait(ctx, arn, 0), "a record after 0 is there: no wait")
+	recs, err := l.Read(ctx, arn, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "Wait read nothing")
+}
+
+func TestRequestDigestIsCanonical(t *testing.T) {
+	t.Parallel()
+	same := [][]string{
+		{`{"a":[1,{"y":true,"x":null}],"b":"s\"t"}`, " { \"b\" : \"s\\\"t\" ,\n\"a\":[ 1 , {\"x\":null,\"y\":true} ] } "},
+		{`{}`, ` { } `},
+		{`[]`, `[ ]`},
+		{`{"n":-1.5e+3}`, `{ "n" : -1.5e+3 }`},
+	}
+	for _, pair := range same {
+		a, err := requestDigest([]byte(pair[0]))
+		require.NoError(t, err, pair[0])
+		b, err := requestDigest([]byte(pair[1]))
+		require.NoError(t, err, pair[1])
+		assert.Equal(t, a, b, pair)
+	}
+	differ := [][]string{
+		{`[1,2]`, `[2,1]`},
+		{`{"a":"1"}`, `{"a":1}`},
+		{`{"a":{"b":1}}`, `{"a":{"b":1,"c":2}}`},
+	}
+	for _, pair := range differ {
+		a, err := requestDigest([]byte(pair[0]))
+		require.NoError(t, err)
+		b, err := requestDigest([]byte(pair[1]))
+		require.NoError(t, err)
+		assert.NotEqual(t, a, b, pair)
+	}
+	for _, bad := range []string{``, `{`, `{"a"}`, `{"a":}`, `[1,]`, `{"a":1,}`, `"open`, `tru`, `{"a":1} x`, `{"a" 1}`, `[1 2]`} {
+		_, err := requestDigest([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+}
+
+// The canonical form is what encoding/json gives a decoded and re-encoded
+// request, for the shapes the SDK sends.
+func TestRequestDigestMatchesDecodeAndEncode(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"TransactItems":[{"Put":{"TableName":"club","Item":{"pk":{"S":"A#1"},"n":{"N":"12.50"},"l":{"L":[{"S":"x"},{"BOOL":true}]}},"ConditionExpression":"attribute_not_exists(pk)"}},{"Update":{"Key":{"sk":{"S":"B"},"pk":{"S":"C"}},"ExpressionAttributeValues":{":one":{"N":"1"}}}}],"ClientRequestToken":"t-1"}`)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	require.NoError(t, dec.Decode(&v))
+	want, err := json.Marshal(v)
+	require.NoError(t, err)
+	got, err := requestDigest(body)
+	require.NoError(t, err)
+	assert.Equal(t, sha256.Sum256(want), got)
+}
+
+func TestTokenAndDigestFindsTheTopLevelToken(t *testing.T) {
+	t.Parallel()
+	token, d1, err := tokenAndDigest([]byte(`{"TransactItems":[{"Put":{"ClientRequestToken":"inner"}}],"ClientRequestToken":"t-\u00e9"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "t-é", token)
+	_, d2, err := tokenAndDigest([]byte(`{"ClientRequestToken":"t-\u00e9","TransactItems":[{"Put":{"ClientRequestToken":"inner"}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, d1, d2)
+	token, _, err = tokenAndDigest([]byte(`{"TransactItems":[{"Put":{"ClientRequestToken":"inner"}}]}`))
+	require.NoError(t, err)
+	assert.Empty(t, token, "only the request's own token counts")
 }

@@ -119,6 +119,30 @@ func (l *Log) Read(ctx context.Context, streamARN string, after uint64, limit in
 	}
 }
 
+// Wait returns once the stream holds a record with a sequence number greater
+// than after, at once if it already does, or ctx.Err() when ctx is done
+// first. It reads nothing.
+func (l *Log) Wait(ctx context.Context, streamARN string, after uint64) error {
+	l.mu.Lock()
+	s, ok := l.streams[streamARN]
+	if !ok {
+		l.mu.Unlock()
+		return fmt.Errorf("stream %s: %w", streamARN, ErrNoSuchStream)
+	}
+	for after >= uint64(len(s.records)) {
+		wake := s.wake
+		l.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		l.mu.Lock()
+	}
+	l.mu.Unlock()
+	return nil
+}
+
 // ErrNoSuchStream is returned for a stream ARN the log does not know.
 var ErrNoSuchStream = fmt.Errorf("no such stream")
 

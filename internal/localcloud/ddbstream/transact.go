@@ -1,7 +1,6 @@
 package ddbstream
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -20,17 +19,13 @@ const tokenWindow = 10 * time.Minute
 // kumo lacks: ClientRequestToken idempotency, and "None" as the code of the
 // items that did not cause a cancellation.
 func (rec *Recorder) transactWrite(ctx context.Context, r *http.Request, body []byte) (*response, error) {
-	var req struct {
-		ClientRequestToken string `json:"ClientRequestToken"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.ClientRequestToken == "" {
-		return rec.transactWriteOnce(ctx, r, body)
-	}
-	digest, err := requestDigest(body)
+	token, digest, err := tokenAndDigest(body)
 	if err != nil {
 		return rec.forward(ctx, r, body), nil // kumo answers the malformed request
 	}
-	token := req.ClientRequestToken
+	if token == "" {
+		return rec.transactWriteOnce(ctx, r, body)
+	}
 	replay, err := rec.tokens.begin(token, digest)
 	if err != nil {
 		return nil, err
@@ -88,24 +83,6 @@ func fixCancellationReasons(resp *response) error {
 	}
 	resp.replaceBody(body)
 	return nil
-}
-
-// requestDigest hashes a request in canonical form. The SDKs serialise Go
-// maps (items, expression values) in random order, so a retry of the same
-// request may differ byte for byte; decoding and re-encoding sorts every
-// object's members, and UseNumber keeps numbers exactly as written.
-func requestDigest(body []byte) ([sha256.Size]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("decode request: %w", err)
-	}
-	canonical, err := json.Marshal(v)
-	if err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("encode request: %w", err)
-	}
-	return sha256.Sum256(canonical), nil
 }
 
 // tokenStore remembers the ClientRequestTokens of TransactWriteItems. It is

@@ -33,8 +33,12 @@
 // # DynamoDB stream mappings
 //
 // A StreamPoller reads one stream (one shard) from a ddbstream.Log in order.
-// Records that match none of the filter patterns are skipped before batching
-// and never reach the function. Exactly one batch is in flight at a time:
+// It polls as Lambda does, four times a second (StreamPollInterval): a poll
+// that finds nothing waits for a write and then for the next poll, so a
+// steady stream of writes reaches the function in batches of what arrived
+// since the last poll; only a full batch is followed by the next poll at
+// once. Records that match none of the filter patterns are skipped before
+// batching and never reach the function. Exactly one batch is in flight at a time:
 // the next batch starts only after the previous one is finished, so records
 // are delivered in sequence order (a retried record may be delivered again,
 // never out of order). A failing batch is retried with exponential backoff,

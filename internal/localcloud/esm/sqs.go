@@ -116,6 +116,7 @@ var _ QueueClient = (*sqs.Client)(nil)
 
 // SQSStats counts what a poller did since it started.
 type SQSStats struct {
+	Receives int64 // ReceiveMessage calls, empty ones included
 	Batches  int64 // invocations
 	Messages int64 // messages passed to the function, redeliveries included
 	Deleted  int64 // messages deleted after they were processed
@@ -268,13 +269,16 @@ func (p *SQSPoller) gather(ctx context.Context) ([]types.Message, error) {
 			// shorter than a second without becoming a busy short poll.
 			wait = int32((remaining + time.Second - 1) / time.Second)
 		}
+		p.mu.Lock()
+		p.stats.Receives++
+		p.mu.Unlock()
 		out, err := p.queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(p.cfg.QueueURL),
 			MaxNumberOfMessages:         int32(min(maxReceive, p.cfg.BatchSize-len(batch))),
 			WaitTimeSeconds:             wait,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"},
-		})
+		}, noRetries)
 		if err != nil {
 			return batch, fmt.Errorf("receive from %s: %w", p.cfg.QueueURL, err)
 		}
@@ -288,6 +292,13 @@ func (p *SQSPoller) gather(ctx context.Context) ([]types.Message, error) {
 	}
 	return batch, nil
 }
+
+// noRetries turns off the SDK's own retries of a receive. A receive whose
+// answer is lost (a connection closed while its body was read) may have
+// taken messages, which then stay invisible for the queue's visibility
+// timeout; retried inside the SDK it would look like any other receive. The
+// poller reports it ("receive failed") and polls again after a backoff.
+func noRetries(o *sqs.Options) { o.RetryMaxAttempts = 1 }
 
 // process invokes the function with a batch and settles the messages. It
 // returns false when the invocation could not be made at all.
@@ -313,7 +324,7 @@ func (p *SQSPoller) process(ctx context.Context, batch []types.Message) bool {
 	if res.Failed() {
 		p.addFailed(len(batch))
 		e := res.Error()
-		p.logger.Info("function error; messages return after the visibility timeout",
+		p.logger.Warn("function error; messages return after the visibility timeout",
 			"errorType", e.ErrorType, "errorMessage", e.ErrorMessage, "messages", len(batch))
 		return true
 	}

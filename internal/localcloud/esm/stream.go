@@ -32,6 +32,13 @@ const (
 
 	StartingPositionTrimHorizon = "TRIM_HORIZON"
 	StartingPositionLatest      = "LATEST"
+
+	// StreamPollInterval is the shard's polling period: "Lambda polls
+	// shards in your DynamoDB stream for records at a base rate of 4 times
+	// per second" (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html).
+	// A poll that follows a full batch is not held back (a backlog is read
+	// as fast as the function takes it).
+	StreamPollInterval = 250 * time.Millisecond
 )
 
 // StreamMapping is the configuration of one DynamoDB stream event source
@@ -127,6 +134,9 @@ type StreamStats struct {
 	InvokeErrors    int64 // invocations that could not be made
 	Retries         int64 // re-invocations of a failed (sub-)batch
 	Bisects         int64 // failed batches split in two
+	// EmptyPolls counts polls that found no record to deliver and waited
+	// for a write and the next poll.
+	EmptyPolls int64
 	// Checkpoint is the sequence number up to which every record is
 	// finished; see StreamPoller.Checkpoint.
 	Checkpoint uint64
@@ -146,6 +156,12 @@ type StreamPoller struct {
 
 	readPos    uint64 // the last sequence number read; owned by Run
 	checkpoint atomic.Uint64
+	// pollInterval is StreamPollInterval; lastPoll is when the current
+	// batch's first read was made and lastFull whether that batch was
+	// full. Owned by Run.
+	pollInterval time.Duration
+	lastPoll     time.Time
+	lastFull     bool
 
 	mu    sync.Mutex // guards stats
 	stats StreamStats
@@ -182,8 +198,9 @@ func NewStreamPoller(m StreamMapping, records *ddbstream.Log, invoker invoke.Inv
 		// Retries of a failed batch, and of invokes or destination sends
 		// that could not be made: 50 ms after the first failure, doubling,
 		// at most 2 s; reset by a success.
-		backoff: backoff{base: 50 * time.Millisecond, max: 2 * time.Second},
-		now:     time.Now,
+		backoff:      backoff{base: 50 * time.Millisecond, max: 2 * time.Second},
+		now:          time.Now,
+		pollInterval: StreamPollInterval,
 	}, nil
 }
 
@@ -245,20 +262,48 @@ type streamRecord struct {
 	raw json.RawMessage
 }
 
-// nextBatch waits for the first record that passes the filters, then gathers
-// more, up to BatchSize: those already in the log, or with a batching
-// window those that arrive before it closes.
+// nextBatch polls as Lambda does, at most every pollInterval unless the
+// previous batch was full: it waits for a poll that finds a record passing
+// the filters, then gathers more, up to BatchSize: those already in the
+// log, or with a batching window those that arrive before it closes. So a
+// steady trickle of writes reaches the function in batches of what arrived
+// since the last poll, not one invocation per write.
 func (p *StreamPoller) nextBatch(ctx context.Context) ([]streamRecord, error) {
+	if !p.lastFull {
+		if err := sleep(ctx, time.Until(p.lastPoll.Add(p.pollInterval))); err != nil {
+			return nil, err
+		}
+	}
 	var batch []streamRecord
-	for len(batch) == 0 {
-		recs, err := p.readFiltered(ctx, p.cfg.BatchSize)
+	p.lastPoll = time.Now()
+	for {
+		from := p.readPos
+		recs, err := p.readFiltered(ctx, p.cfg.BatchSize, false)
 		if err != nil {
 			return nil, err
 		}
-		batch = recs
-		if len(batch) == 0 {
-			p.advance(p.readPos) // nothing in flight: skipped records are finished
+		if batch = recs; len(batch) > 0 {
+			break
 		}
+		p.advance(p.readPos) // nothing in flight: skipped records are finished
+		if p.readPos != from {
+			// Only filtered-out records so far: the same poll reads on, as
+			// Lambda filters what one GetRecords returns (up to 1,000).
+			continue
+		}
+		// Sleep until something is written, then until the next poll.
+		p.count(func(s *StreamStats) { s.EmptyPolls++ })
+		if err := p.records.Wait(ctx, p.cfg.StreamARN, p.readPos); err != nil {
+			return nil, err
+		}
+		next := p.lastPoll.Add(p.pollInterval)
+		if late := time.Since(next); late > 0 {
+			next = next.Add((late/p.pollInterval + 1) * p.pollInterval)
+		}
+		if err := sleep(ctx, time.Until(next)); err != nil {
+			return nil, err
+		}
+		p.lastPoll = time.Now()
 	}
 
 	var fill context.Context
@@ -272,7 +317,7 @@ func (p *StreamPoller) nextBatch(ctx context.Context) ([]streamRecord, error) {
 	}
 	defer cancel()
 	for len(batch) < p.cfg.BatchSize {
-		recs, err := p.readFiltered(fill, p.cfg.BatchSize-len(batch))
+		recs, err := p.readFiltered(fill, p.cfg.BatchSize-len(batch), true)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -281,16 +326,34 @@ func (p *StreamPoller) nextBatch(ctx context.Context) ([]streamRecord, error) {
 		}
 		batch = append(batch, recs...)
 	}
+	p.lastFull = len(batch) == p.cfg.BatchSize
 	return batch, nil
 }
 
+// done is a context that is already cancelled: Log.Read given it returns what
+// is there without waiting.
+var done = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // readFiltered reads up to limit records after readPos, advances readPos
-// past all of them and returns those that pass the filters. A stream the log
-// does not know yet is waited for: it is registered when its table is
-// created, which may happen after the mapping starts.
-func (p *StreamPoller) readFiltered(ctx context.Context, limit int) ([]streamRecord, error) {
+// past all of them and returns those that pass the filters. With wait it
+// waits for a record until ctx is done; without, it returns what there is,
+// perhaps nothing. A stream the log does not know yet is waited for: it is
+// registered when its table is created, which may happen after the mapping
+// starts.
+func (p *StreamPoller) readFiltered(ctx context.Context, limit int, wait bool) ([]streamRecord, error) {
 	for warned := false; ; warned = true {
-		recs, err := p.records.Read(ctx, p.cfg.StreamARN, p.readPos, limit)
+		readCtx := ctx
+		if !wait {
+			readCtx = done
+		}
+		recs, err := p.records.Read(readCtx, p.cfg.StreamARN, p.readPos, limit)
+		if !wait && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			return nil, nil // nothing there
+		}
 		if errors.Is(err, ddbstream.ErrNoSuchStream) {
 			if !warned {
 				p.logger.Warn("stream does not exist yet; waiting for it")

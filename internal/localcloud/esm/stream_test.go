@@ -592,3 +592,64 @@ func TestStreamPartialFailureRetriesAndBisect(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamPollsAtTheBaseRate: a steady trickle of single writes reaches
+// the function in batches, at most one per StreamPollInterval (AWS polls a
+// shard four times a second), not one invocation per write; a backlog goes
+// in full batches.
+func TestStreamPollsAtTheBaseRate(t *testing.T) {
+	t.Parallel()
+	s := newStreamSetup(t, StreamMapping{BatchSize: 100}, nil)
+	run(t, s.poller)
+
+	start := time.Now()
+	const writes = 60
+	for id := 1; id <= writes; id++ {
+		s.log.Append(testStreamARN, item(id, "order.placed"))
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitFor(t, 10*time.Second, "every record delivered", func() bool { return s.poller.Checkpoint() == writes })
+	polls := int(time.Since(start)/StreamPollInterval) + 1
+	var delivered []uint64
+	for _, batch := range s.invocations(t) {
+		delivered = append(delivered, batch...)
+	}
+	require.Equal(t, seqRange(1, writes), delivered)
+	require.LessOrEqual(t, len(s.invocations(t)), polls, "at most one batch per poll interval")
+
+	// A backlog: 350 records at once go in full batches back to back.
+	s.log.Append(testStreamARN, items(writes+1, writes+350, "order.placed")...)
+	waitFor(t, 10*time.Second, "backlog delivered", func() bool { return s.poller.Checkpoint() == writes+350 })
+	calls := s.invocations(t)
+	require.Equal(t, []int{100, 100, 100, 50}, batchSizes(calls[len(calls)-4:]))
+}
+
+func batchSizes(calls [][]uint64) []int {
+	out := make([]int, len(calls))
+	for i, c := range calls {
+		out[i] = len(c)
+	}
+	return out
+}
+
+// TestStreamFilteredRecordsDoNotCostAPoll: with a batch of one record and
+// every other record filtered out (the relay's own marks), a backlog is read
+// in one go: a poll that finds only filtered records reads on instead of
+// waiting for the next poll.
+func TestStreamFilteredRecordsDoNotCostAPoll(t *testing.T) {
+	t.Parallel()
+	s := newStreamSetup(t, StreamMapping{BatchSize: 1, Filters: []string{`{"eventName": ["INSERT"]}`}}, nil)
+	var recs []events.DynamoDBEventRecord
+	for id := 1; id <= 40; id += 2 {
+		mark := item(id+1, "order.placed")
+		mark.EventName = "MODIFY"
+		recs = append(recs, item(id, "order.placed"), mark)
+	}
+	s.log.Append(testStreamARN, recs...)
+	run(t, s.poller)
+	waitFor(t, 10*time.Second, "every record finished", func() bool { return s.poller.Checkpoint() == 40 })
+	st := s.poller.Stats()
+	require.EqualValues(t, 20, st.Succeeded)
+	require.EqualValues(t, 20, st.Filtered)
+	require.LessOrEqual(t, st.EmptyPolls, int64(1), "no wait while the backlog lasted, at most one at its end")
+}

@@ -45,6 +45,8 @@ func classify(r *http.Request) Op {
 	svc := ""
 	if m := scopeRE.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
 		svc = m[1]
+	} else if scope, ok := parseCredential(r.URL.Query().Get(amzCredential)); ok {
+		svc = scope.service // a presigned URL carries its scope in the query
 	}
 	if lambdaInvokeRE.MatchString(r.URL.Path) {
 		return Op{Service: "lambda", Operation: "Invoke"}

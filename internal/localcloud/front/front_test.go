@@ -30,6 +30,7 @@ func TestClassify(t *testing.T) {
 		{"sns query", "POST", "/", map[string]string{"Authorization": sig("sns"), "Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}, "Action=Publish&Version=2010-03-31", Op{"sns", "Publish"}},
 		{"lambda invoke", "POST", "/2015-03-31/functions/club-api/invocations", map[string]string{"Authorization": sig("lambda")}, "{}", Op{"lambda", "Invoke"}},
 		{"s3 get", "GET", "/bucket/key.csv", map[string]string{"Authorization": sig("s3")}, "", Op{"s3", "GetObject"}},
+		{"s3 presigned get", "GET", "/bucket/key.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=local%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=abc", nil, "", Op{"s3", "GetObject"}},
 		{"unsigned rest", "GET", "/things/1", nil, "", Op{"unknown", "GET /things"}},
 	}
 	for _, tt := range tests {

@@ -2,30 +2,21 @@ package front
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 )
 
 // PublishBatch, which kumo lacks, delivers each entry like a Publish of its
 // own (attributes, filter policies, raw delivery) and is counted once.
 func TestSNSPublishBatchFansOutEachEntry(t *testing.T) {
-	k := kumo.NewServer()
-	t.Cleanup(k.Close)
-	counter := NewCounter()
-	f, err := New(k.URL, Routes{}, counter)
-	require.NoError(t, err)
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	url, counter := frontOnKumo(t)
+	cfg := sdkConfig(url, "local", "local")
 	snsc, sqsc := sns.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	ctx := context.Background()
 

@@ -40,6 +40,7 @@ type Class struct {
 var WorkClasses = []Class{
 	{Name: "urgent", Parameter: "UrgentMaxAgeSeconds", DefaultMaxAge: 60 * time.Second, Queues: []string{"NotificationsQueue"}},
 	{Name: "consumer", Parameter: "ConsumerMaxAgeSeconds", DefaultMaxAge: 300 * time.Second, Queues: []string{"AnalyticsQueue", "RosterQueue"}},
+	{Name: "bulk", Parameter: "BulkMaxAgeSeconds", DefaultMaxAge: 900 * time.Second, Queues: []string{"ExportsQueue"}},
 }
 
 // Queue is one queue of a stack with its dead-letter queue and work class.

@@ -21,6 +21,7 @@ func clubQueues() map[string]string {
 		"NotificationsQueue": base + "notifications", "NotificationsDLQ": base + "notifications-dlq",
 		"AnalyticsQueue": base + "analytics", "AnalyticsDLQ": base + "analytics-dlq",
 		"RosterQueue": base + "roster", "RosterDLQ": base + "roster-dlq",
+		"ExportsQueue": base + "exports", "ExportsDLQ": base + "exports-dlq",
 		"RelayFailuresQueue": base + "relay-failures",
 		"OrphanDLQ":          base + "orphan-dlq",
 	}
@@ -45,12 +46,13 @@ func TestCatalogPairsQueuesWithTheirDLQAndClass(t *testing.T) {
 	}
 	require.Equal(t, []row{
 		{"AnalyticsQueue", "AnalyticsDLQ", "consumer", 300 * time.Second},
+		{"ExportsQueue", "ExportsDLQ", "bulk", 900 * time.Second},
 		{"NotificationsQueue", "NotificationsDLQ", "urgent", 45 * time.Second}, // the stack's value
 		{"RelayFailuresQueue", "", "", 0},
 		{"RosterQueue", "RosterDLQ", "consumer", 300 * time.Second},
 		{"OrphanDLQ", "", "", 0},
 	}, got)
-	require.Len(t, cat.WithDLQ(), 3)
+	require.Len(t, cat.WithDLQ(), 4)
 
 	notifications, err := cat.Find("notifications")
 	require.NoError(t, err)
@@ -73,7 +75,7 @@ func TestCatalogFind(t *testing.T) {
 	}
 	_, err = cat.Find("emails")
 	require.ErrorIs(t, err, queues.ErrUnknownQueue)
-	require.ErrorContains(t, err, `unknown queue "emails" (known: AnalyticsQueue, NotificationsQueue, RelayFailuresQueue, RosterQueue, OrphanDLQ)`)
+	require.ErrorContains(t, err, `unknown queue "emails" (known: AnalyticsQueue, ExportsQueue, NotificationsQueue, RelayFailuresQueue, RosterQueue, OrphanDLQ)`)
 
 	empty, err := queues.NewCatalog(&stackfile.Stack{})
 	require.NoError(t, err)

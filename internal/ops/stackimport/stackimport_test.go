@@ -81,7 +81,8 @@ func clubStack() *fakeCloudFormation {
 				param("JwtAudience", "client-1"),
 				param("UrgentMaxAgeSeconds", "45"),
 				param("InboxRetentionDays", "14"),
-				param("PaymentWebhookSecret", "****"),
+				param("PaymentWebhookSecretParameter", "/club/payment-webhook-secret"),
+				param("LegacyApiKey", "****"),
 			},
 		},
 		resources: []types.StackResourceSummary{
@@ -127,7 +128,9 @@ func TestImportMapsEveryResourceKind(t *testing.T) {
 			"JwtIssuer":           "https://cognito-idp.us-east-1.amazonaws.com/pool-1",
 			"JwtAudience":         "client-1",
 			"UrgentMaxAgeSeconds": "45",
-			// PaymentWebhookSecret is NoEcho: CloudFormation masks it, so it is left out.
+			// The webhook secret's parameter name is not a secret.
+			"PaymentWebhookSecretParameter": "/club/payment-webhook-secret",
+			// LegacyApiKey is NoEcho: CloudFormation masks it, so it is left out.
 		},
 	}
 	require.Equal(t, want, got)

@@ -3,14 +3,18 @@
 // differ only by their [projection.Projector]; everything else — the
 // configuration, the wiring and the SQS batch handling — is here.
 //
-// For each message of a batch the handler decodes the envelope and applies
-// it through the projector, which commits the read-model change and the
-// inbox row in one transaction. The consumer (package sqsconsumer) maps the
-// result: a repeated event (inbox.ErrDuplicate) is acknowledged without
-// effect; a malformed or unsupported event, or an event id seen before with
-// other content (inbox.ErrContractConflict), goes to the dead-letter queue
-// with its reason; any other failure is retried with a backoff.
+// The handler decodes the envelopes of a batch and applies them through the
+// projector together: the read-model changes of the whole batch and its
+// inbox rows commit in one transaction (effects on one item merged), so a
+// batch of ten events is one write request instead of ten. When that
+// transaction cannot commit — an event of the batch was applied before, or
+// a transient failure — each event is applied in a transaction of its own,
+// so every message still gets its own result. The consumer (package
+// sqsconsumer, ProcessBatch) maps the results: a repeated event
+// (inbox.ErrDuplicate) is acknowledged without effect; a malformed or
+// unsupported event, or an event id seen before with other content
+// (inbox.ErrContractConflict), goes to the dead-letter queue with its reason;
+// any other failure is retried with a backoff.
 //
-// Messages of a batch are applied one after another, in batch order (see
-// [New]). A Handler is safe for concurrent use.
+// A Handler is safe for concurrent use.
 package projectionhandler

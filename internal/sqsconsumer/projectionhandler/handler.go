@@ -18,18 +18,12 @@ import (
 	"github.com/clubdev/club/internal/store"
 )
 
-// batchConcurrency: one message at a time, in batch order. Order does not
-// matter for correctness (the effects commute, see package projection), but
-// the events of a batch are mostly about the same class, and each event's
-// transaction writes the class's read-model item (its roster's as-of, its
-// counters): run concurrently, those transactions would cancel each other
-// (TransactionConflict) and retry, so sequential is the faster choice.
-const batchConcurrency = 1
-
-// Projector applies one decoded event exactly once for its consumer;
+// Projector applies decoded events exactly once for its consumer;
 // *projection.Projector implements it.
 type Projector interface {
-	Apply(ctx context.Context, env events.Envelope) error
+	// ApplyAll applies a batch and returns one result per event (see
+	// projection.Projector.ApplyAll).
+	ApplyAll(ctx context.Context, envs []events.Envelope) []error
 }
 
 var _ Projector = (*projection.Projector)(nil)
@@ -41,9 +35,8 @@ type Handler struct {
 }
 
 // New wires the consumer of a projection queue; queue carries the queue
-// settings (Name, URLs, MaxReceiveCount). Its Concurrency is always one.
+// settings (Name, URLs, MaxReceiveCount).
 func New(queue sqsconsumer.Config, client sqsconsumer.SQS, p Projector, logger *slog.Logger) (*Handler, error) {
-	queue.Concurrency = batchConcurrency
 	c, err := sqsconsumer.New(queue, client, logger)
 	if err != nil {
 		return nil, err
@@ -67,27 +60,36 @@ func Build(ctx context.Context, cfg Config, newProjector func(projection.Inbox) 
 }
 
 // Handle processes one batch and reports the messages to retry; it never
-// fails as a whole (see sqsconsumer.Consumer.Process). A repeated event is
-// acknowledged without effect; a malformed or unsupported one, or an event id
-// seen before with other content, goes to the dead-letter queue with the
-// reason; any other failure is retried.
+// fails as a whole (see sqsconsumer.Consumer.ProcessBatch). The batch's
+// events are applied together, in one transaction when they can be; a
+// repeated event is acknowledged without effect; a malformed or unsupported
+// one, or an event id seen before with other content, goes to the
+// dead-letter queue with the reason; any other failure is retried.
 func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		ctx = obs.WithAttrs(ctx, obs.RequestID(lc.AwsRequestID))
 	}
-	return h.consumer.Process(ctx, ev, h.handleMessage), nil
+	return h.consumer.ProcessBatch(ctx, ev, h.handleBatch), nil
 }
 
-func (h *Handler) handleMessage(ctx context.Context, m sqsconsumer.Message) error {
-	env, err := events.Decode([]byte(m.Body))
-	if err != nil {
-		return err // permanent: dead-lettered with the decoding error as reason
-	}
-	if m.Attribute(sqsconsumer.AttrEventID) == "" {
-		ctx = obs.WithAttrs(ctx, obs.EventID(env.EventID))
+func (h *Handler) handleBatch(ctx context.Context, msgs []sqsconsumer.Message) []error {
+	errs := make([]error, len(msgs))
+	envs := make([]events.Envelope, 0, len(msgs))
+	at := make([]int, 0, len(msgs)) // index in msgs of each envelope
+	for i, m := range msgs {
+		env, err := events.Decode([]byte(m.Body))
+		if err != nil {
+			errs[i] = err // permanent: dead-lettered with the decoding error as reason
+			continue
+		}
+		envs = append(envs, env)
+		at = append(at, i)
 	}
 	// The default classification is the projection's contract:
 	// inbox.ErrDuplicate → ack, inbox.ErrContractConflict → dead letter,
 	// anything else → retry.
-	return h.projector.Apply(ctx, env)
+	for j, err := range h.projector.ApplyAll(ctx, envs) {
+		errs[at[j]] = err
+	}
+	return errs
 }

@@ -121,6 +121,13 @@ func (i flakyInbox) ApplyOnce(ctx context.Context, consumer string, env events.E
 	return i.f.store.Inbox.ApplyOnce(ctx, consumer, env, effects)
 }
 
+func (i flakyInbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
+	if i.f.failNext.Add(-1) >= 0 {
+		return errors.New("throughput exceeded")
+	}
+	return i.f.store.Inbox.ApplyAllOnce(ctx, consumer, batch)
+}
+
 func body(t *testing.T, env events.Envelope) string {
 	t.Helper()
 	b, err := json.Marshal(env)

@@ -205,6 +205,13 @@ func (s *Enrollments) Get(_ context.Context, id string) (enrollment.Enrollment, 
 	return e, nil
 }
 
+// ChangeNotification applies c under the store's lock.
+func (s *Enrollments) ChangeNotification(ctx context.Context, id string, c enrollment.NotificationChange) (enrollment.Enrollment, error) {
+	return s.UpdateNotification(ctx, id, func(n *enrollment.Notification) error { return n.Apply(c) })
+}
+
+// UpdateNotification applies update to the notification under the store's
+// lock: tests use it to put a notification in any state.
 func (s *Enrollments) UpdateNotification(_ context.Context, id string, update func(*enrollment.Notification) error) (enrollment.Enrollment, error) {
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
@@ -276,6 +283,19 @@ func (s *Profiles) Get(_ context.Context, userID string) (profile.Profile, error
 	return p, nil
 }
 
+// GetMany returns the profiles of the users that have one.
+func (s *Profiles) GetMany(_ context.Context, userIDs []string) (map[string]profile.Profile, error) {
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	out := make(map[string]profile.Profile, len(userIDs))
+	for _, id := range userIDs {
+		if p, ok := s.d.profiles[id]; ok {
+			out[id] = p
+		}
+	}
+	return out, nil
+}
+
 // Inbox implements projection.Inbox.
 type Inbox struct{ d *db }
 
@@ -291,6 +311,38 @@ func (s *Inbox) ApplyOnce(_ context.Context, consumer string, env events.Envelop
 	if rec, ok := d.inbox[inboxKey{consumer, env.EventID}]; ok {
 		return rec.Check(env.Fingerprint())
 	}
+	return d.applyLocked(consumer, env, effects)
+}
+
+// ApplyAllOnce applies the whole batch, or nothing when one of its events
+// was applied before (as the DynamoDB store's cancelled transaction).
+func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []projection.Application) error {
+	if err := inbox.ValidateConsumer(consumer); err != nil {
+		return err
+	}
+	d := s.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids := make(map[string]bool, len(batch))
+	for _, a := range batch {
+		if _, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
+			return fmt.Errorf("memstore: event %s: %w", a.Event.EventID, inbox.ErrDuplicate)
+		}
+		if ids[a.Event.EventID] {
+			return fmt.Errorf("memstore: event %s twice in one batch", a.Event.EventID)
+		}
+		ids[a.Event.EventID] = true
+	}
+	for _, a := range batch {
+		if err := d.applyLocked(consumer, a.Event, a.Effects); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyLocked applies effects and records the inbox row; d.mu is held.
+func (d *db) applyLocked(consumer string, env events.Envelope, effects []projection.Effect) error {
 	now := d.now().UTC()
 	for _, eff := range effects {
 		switch eff := eff.(type) {

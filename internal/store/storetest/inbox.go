@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,18 @@ func cancelled(t *testing.T, classID, enrollmentID, student string, at time.Time
 	env, err := events.New(events.NewID(), at, events.EnrollmentCancelled{EnrollmentID: enrollmentID, ClassID: classID, StudentID: student})
 	require.NoError(t, err)
 	return env
+}
+
+// enrollmentOf is student s-i's enrollment e-i in class as a consumer
+// applies it: counted, and put on the roster when roster is set.
+func enrollmentOf(t *testing.T, class string, i int, at time.Time, roster bool) projection.Application {
+	t.Helper()
+	env := created(t, class, fmt.Sprintf("e-%d", i), fmt.Sprintf("s-%d", i), at)
+	effects := []projection.Effect{projection.CountStats{ClassID: class, Enrollments: 1}}
+	if roster {
+		effects = append(effects, projection.AddToRoster{ClassID: class, EnrollmentID: fmt.Sprintf("e-%d", i), StudentID: fmt.Sprintf("s-%d", i), EnrolledAt: at})
+	}
+	return projection.Application{Event: env, Effects: effects}
 }
 
 // RunInbox checks projection.Inbox and projection.Reader together: effects
@@ -177,6 +190,86 @@ func RunInbox(t *testing.T, newPorts Factory) {
 		r, err := p.Projections.Roster(ctx, "c-1")
 		require.NoError(t, err)
 		require.Len(t, r.Students, 2)
+	})
+
+	t.Run("a batch applies together, merging effects on one item", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		// Ten enrollments in two classes, and the cancellation of one of
+		// them in the same batch: one roster entry gets both effects.
+		var batch []projection.Application
+		for i := range 10 {
+			batch = append(batch, enrollmentOf(t, fmt.Sprintf("c-%d", i%2), i, t0.Add(time.Duration(i)*time.Second), true))
+		}
+		leave := cancelled(t, "c-0", "e-4", "s-4", t0.Add(time.Hour))
+		batch = append(batch, projection.Application{Event: leave, Effects: []projection.Effect{
+			projection.RemoveFromRoster{ClassID: "c-0", EnrollmentID: "e-4", CancelledAt: leave.OccurredAt},
+			projection.CountStats{ClassID: "c-0", Cancellations: 1},
+		}})
+		require.NoError(t, p.Inbox.ApplyAllOnce(ctx, "bulk", batch))
+
+		r, err := p.Projections.Roster(ctx, "c-0")
+		require.NoError(t, err)
+		var ids []string
+		for _, s := range r.Students {
+			ids = append(ids, s.StudentID)
+		}
+		require.Equal(t, []string{"s-0", "s-2", "s-6", "s-8"}, ids)
+		st, err := p.Projections.Stats(ctx, "c-0")
+		require.NoError(t, err)
+		require.Equal(t, projection.Stats{ClassID: "c-0", EnrollmentsTotal: 5, CancellationsTotal: 1}, st)
+		st, err = p.Projections.Stats(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, projection.Stats{ClassID: "c-1", EnrollmentsTotal: 5}, st)
+		for _, a := range batch {
+			require.ErrorIs(t, p.Inbox.ApplyOnce(ctx, "bulk", a.Event, a.Effects), inbox.ErrDuplicate)
+		}
+	})
+
+	t.Run("a batch holding an applied event fails and ApplyOnce settles it", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		var batch []projection.Application
+		for i := range 5 {
+			batch = append(batch, enrollmentOf(t, "c-1", i, t0, false))
+		}
+		require.NoError(t, p.Inbox.ApplyOnce(ctx, "bulk", batch[2].Event, batch[2].Effects))
+		require.Error(t, p.Inbox.ApplyAllOnce(ctx, "bulk", batch))
+		applied, dups := 0, 0
+		for _, a := range batch {
+			switch err := p.Inbox.ApplyOnce(ctx, "bulk", a.Event, a.Effects); {
+			case err == nil:
+				applied++
+			case errors.Is(err, inbox.ErrDuplicate):
+				dups++
+			default:
+				t.Fatalf("apply once: %v", err)
+			}
+		}
+		require.Equal(t, 5, applied+dups)
+		require.GreaterOrEqual(t, dups, 1)
+		st, err := p.Projections.Stats(ctx, "c-1")
+		require.NoError(t, err)
+		require.EqualValues(t, 5, st.EnrollmentsTotal, "each event counted once")
+	})
+
+	t.Run("a batch too big for one transaction", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		// An inbox row and a counter per event: 140 items.
+		var batch []projection.Application
+		for i := range 70 {
+			batch = append(batch, enrollmentOf(t, fmt.Sprintf("c-%d", i), i, t0, false))
+		}
+		require.NoError(t, p.Inbox.ApplyAllOnce(ctx, "bulk", batch))
+		for i := range 70 {
+			st, err := p.Projections.Stats(ctx, fmt.Sprintf("c-%d", i))
+			require.NoError(t, err)
+			require.EqualValues(t, 1, st.EnrollmentsTotal)
+		}
 	})
 
 	t.Run("invalid consumer name", func(t *testing.T) {

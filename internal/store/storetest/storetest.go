@@ -33,6 +33,8 @@ type EnrollmentStore interface {
 type ProfileStore interface {
 	profile.Store
 	enrollment.ProfileSeeder
+	// GetMany reads several profiles at once (the notifier's batch read).
+	GetMany(ctx context.Context, userIDs []string) (map[string]profile.Profile, error)
 }
 
 // Ports is one implementation of every port, over one shared state.
@@ -579,46 +581,78 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 		require.NoError(t, err)
 		return f, res.Enrollment
 	}
+	change := func(t *testing.T, f *fixture, id string, c enrollment.NotificationChange) enrollment.Notification {
+		t.Helper()
+		got, err := f.ports.Enrollments.ChangeNotification(f.ctx, id, c)
+		require.NoError(t, err)
+		stored, err := f.ports.Enrollments.Get(f.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, stored.Notification(), got.Notification(), "the answer is the notification as stored")
+		return stored.Notification()
+	}
 	t.Run("attempt, then sent", func(t *testing.T) {
 		t.Parallel()
 		f, e := enrolled(t)
-		got, err := f.ports.Enrollments.UpdateNotification(f.ctx, e.ID(), (*enrollment.Notification).BeginAttempt)
-		require.NoError(t, err)
-		require.Equal(t, 1, got.Notification().Attempts())
+		require.Equal(t, 1, change(t, f, e.ID(), enrollment.BeginAttemptChange()).Attempts())
 		sentAt := time.Date(2026, 3, 1, 10, 0, 1, 500, time.UTC)
-		_, err = f.ports.Enrollments.UpdateNotification(f.ctx, e.ID(), func(n *enrollment.Notification) error {
-			n.MarkSent(sentAt)
-			return nil
-		})
-		require.NoError(t, err)
+		n := change(t, f, e.ID(), enrollment.SentChange(sentAt))
+		require.Equal(t, enrollment.NotificationSent, n.Status())
+		require.Equal(t, 1, n.Attempts())
+		require.True(t, sentAt.Equal(n.SentAt()))
 		stored, err := f.ports.Enrollments.Get(f.ctx, e.ID())
 		require.NoError(t, err)
-		require.Equal(t, enrollment.NotificationSent, stored.Notification().Status())
-		require.Equal(t, 1, stored.Notification().Attempts())
-		require.True(t, sentAt.Equal(stored.Notification().SentAt()))
 		require.Equal(t, enrollment.StatusEnrolled, stored.Status(), "other fields untouched")
 
-		_, err = f.ports.Enrollments.UpdateNotification(f.ctx, e.ID(), (*enrollment.Notification).BeginAttempt)
+		_, err = f.ports.Enrollments.ChangeNotification(f.ctx, e.ID(), enrollment.BeginAttemptChange())
 		require.ErrorIs(t, err, enrollment.ErrAlreadySent)
-		stored, err = f.ports.Enrollments.Get(f.ctx, e.ID())
-		require.NoError(t, err)
-		require.Equal(t, 1, stored.Notification().Attempts(), "a refused update writes nothing")
+		n = change(t, f, e.ID(), enrollment.SentChange(sentAt.Add(time.Hour)))
+		require.Equal(t, 1, n.Attempts(), "a refused change writes nothing")
+		require.True(t, sentAt.Equal(n.SentAt()), "sent keeps its first time")
+		require.Equal(t, enrollment.NotificationSent, change(t, f, e.ID(), enrollment.FailedChange()).Status(), "sent is final")
 	})
-	t.Run("no lost updates under concurrency", func(t *testing.T) {
+	t.Run("every case of every change, as the domain applies it", func(t *testing.T) {
+		t.Parallel()
+		changes := map[string]enrollment.NotificationChange{
+			"begin": enrollment.BeginAttemptChange(), "failed": enrollment.FailedChange(),
+			"unknown": enrollment.UnknownChange(), "give up": enrollment.GiveUpChange(),
+		}
+		// Each start status is reached through the store, then each change
+		// applied there must give what Notification.Apply gives.
+		starts := map[enrollment.NotificationStatus][]enrollment.NotificationChange{
+			enrollment.NotificationPending: nil,
+			enrollment.NotificationFailed:  {enrollment.FailedChange()},
+			enrollment.NotificationUnknown: {enrollment.UnknownChange()},
+		}
+		f := setup(t, newPorts, enrollment.Deps{})
+		c12 := f.class(len(starts) * len(changes))
+		n := 0
+		for status, path := range starts {
+			for name, c := range changes {
+				n++
+				res, err := f.enroll(c12.ID(), fmt.Sprintf("student-%d", n), fmt.Sprintf("key-%08d", n))
+				require.NoError(t, err)
+				e := res.Enrollment
+				want := e.Notification()
+				for _, step := range append(path, c) {
+					_ = want.Apply(step)
+				}
+				for _, step := range path {
+					change(t, f, e.ID(), step)
+				}
+				require.Equal(t, want, change(t, f, e.ID(), c), "%s from %s", name, status)
+			}
+		}
+	})
+	t.Run("no lost attempts under concurrency", func(t *testing.T) {
 		t.Parallel()
 		f, e := enrolled(t)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		var failed atomic.Int32
 		for range 8 {
 			wg.Go(func() {
 				<-start
-				_, err := f.ports.Enrollments.UpdateNotification(f.ctx, e.ID(), (*enrollment.Notification).BeginAttempt)
-				if err != nil {
-					failed.Add(1)
-					if !errors.Is(err, club.ErrContention) {
-						t.Errorf("update: %v", err)
-					}
+				if _, err := f.ports.Enrollments.ChangeNotification(f.ctx, e.ID(), enrollment.BeginAttemptChange()); err != nil {
+					t.Errorf("change: %v", err)
 				}
 			})
 		}
@@ -626,22 +660,16 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 		wg.Wait()
 		stored, err := f.ports.Enrollments.Get(f.ctx, e.ID())
 		require.NoError(t, err)
-		require.EqualValues(t, 8-failed.Load(), stored.Notification().Attempts(), "every successful update counted once")
+		require.Equal(t, 8, stored.Notification().Attempts(), "every attempt counted once")
 	})
 	t.Run("cancel keeps the notification", func(t *testing.T) {
 		t.Parallel()
 		f, e := enrolled(t)
-		_, err := f.ports.Enrollments.UpdateNotification(f.ctx, e.ID(), func(n *enrollment.Notification) error {
-			if err := n.BeginAttempt(); err != nil {
-				return err
-			}
-			n.MarkSent(time.Now())
-			return nil
-		})
-		require.NoError(t, err)
+		change(t, f, e.ID(), enrollment.BeginAttemptChange())
+		change(t, f, e.ID(), enrollment.SentChange(time.Now()))
 		// e was read before the notification changed; cancelling with it
 		// must not write its stale notification back.
-		_, err = f.svc.Cancel(f.ctx, e.ID(), "student-1")
+		_, err := f.svc.Cancel(f.ctx, e.ID(), "student-1")
 		require.NoError(t, err)
 		stored, err := f.ports.Enrollments.Get(f.ctx, e.ID())
 		require.NoError(t, err)
@@ -651,8 +679,10 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 	t.Run("unknown enrollment", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t, newPorts, enrollment.Deps{})
-		_, err := f.ports.Enrollments.UpdateNotification(f.ctx, "nope", (*enrollment.Notification).BeginAttempt)
-		require.ErrorIs(t, err, club.ErrNotFound)
+		for _, c := range []enrollment.NotificationChange{enrollment.BeginAttemptChange(), enrollment.SentChange(time.Now()), enrollment.GiveUpChange()} {
+			_, err := f.ports.Enrollments.ChangeNotification(f.ctx, "nope", c)
+			require.ErrorIs(t, err, club.ErrNotFound)
+		}
 	})
 }
 
@@ -696,6 +726,30 @@ func RunProfileStore(t *testing.T, newPorts Factory) {
 		got, err := p.Profiles.Get(ctx, "u-1")
 		require.NoError(t, err)
 		require.Equal(t, second, got)
+	})
+	t.Run("get many", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		want := map[string]profile.Profile{}
+		var ids []string
+		for i := range 120 { // more than one BatchGetItem holds
+			id := fmt.Sprintf("u-%d", i)
+			ids = append(ids, id, id) // asked twice: read once
+			if i%3 == 0 {
+				continue // no profile
+			}
+			pr, err := profile.New(id, id+"@example.com", "User", time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+			require.NoError(t, err)
+			require.NoError(t, p.Profiles.Put(ctx, pr))
+			want[id] = pr
+		}
+		got, err := p.Profiles.GetMany(ctx, ids)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "every profile there is, none for users without one")
+		none, err := p.Profiles.GetMany(ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, none)
 	})
 }
 

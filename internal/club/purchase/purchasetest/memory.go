@@ -3,6 +3,7 @@ package purchasetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -178,17 +179,7 @@ func (r records) Get(_ context.Context, caller, key string) (idempotency.Record,
 func (m *Memory) Unpublished(_ context.Context, createdBefore time.Time, limit int) ([]outbox.Row, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var rows []outbox.Row
-	for _, r := range m.outbox {
-		if r.Status == outbox.StatusPending && r.CreatedAt.Before(createdBefore) {
-			rows = append(rows, r)
-		}
-	}
-	outbox.SortOldestFirst(rows)
-	if len(rows) > limit {
-		rows = rows[:limit]
-	}
-	return rows, nil
+	return outbox.Pending(maps.Values(m.outbox), createdBefore, limit), nil
 }
 
 // HasAccess reports whether the student has access to the intensive.

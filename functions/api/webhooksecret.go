@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/clubdev/club/internal/api"
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/webhooksig"
+)
+
+// secretRereadInterval bounds how often a signature mismatch may make the API
+// read the webhook secret again: a rotated secret is picked up within a
+// minute of its first use, and forged webhooks cost at most one SSM call a
+// minute per function instance.
+const secretRereadInterval = time.Minute
+
+// parameterReader is the one SSM call the API makes.
+type parameterReader interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+}
+
+var _ parameterReader = (*ssm.Client)(nil)
+
+// readSecretParameter reads the SecureString parameter name, decrypted. A
+// parameter that is missing, empty or not a SecureString is an error naming
+// it; the value never appears in an error.
+func readSecretParameter(ctx context.Context, params parameterReader, name string) ([]byte, error) {
+	out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
+	var notFound *ssmtypes.ParameterNotFound
+	switch {
+	case errors.As(err, &notFound):
+		return nil, fmt.Errorf("SSM parameter %s does not exist: put the webhook secret there as a SecureString", name)
+	case err != nil:
+		return nil, fmt.Errorf("read SSM parameter %s: %w", name, err)
+	case out.Parameter == nil || strings.TrimSpace(aws.ToString(out.Parameter.Value)) == "":
+		return nil, fmt.Errorf("SSM parameter %s is empty", name)
+	case out.Parameter.Type != ssmtypes.ParameterTypeSecureString:
+		return nil, fmt.Errorf("SSM parameter %s is a %s: store the webhook secret as a SecureString", name, out.Parameter.Type)
+	}
+	return []byte(aws.ToString(out.Parameter.Value)), nil
+}
+
+// newWebhooks reads the webhook secret from the SSM parameter name and
+// returns the webhook handler, which follows a rotation of the secret.
+func newWebhooks(ctx context.Context, params parameterReader, name string, deps purchase.WebhooksDeps, logger *slog.Logger) (api.PaymentWebhooks, error) {
+	return newRotatingWebhooks(ctx, rotatingWebhooksDeps{
+		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, params, name) },
+		build: func(secret []byte) (api.PaymentWebhooks, error) {
+			d := deps
+			d.Secret = secret
+			return purchase.NewWebhooks(d)
+		},
+		now:    time.Now,
+		logger: logger,
+	})
+}
+
+type rotatingWebhooksDeps struct {
+	read   func(context.Context) ([]byte, error)
+	build  func(secret []byte) (api.PaymentWebhooks, error)
+	now    func() time.Time
+	logger *slog.Logger
+}
+
+// rotatingWebhooks verifies webhooks with the secret read at start. After a
+// signature mismatch it reads the secret again, at most once per
+// secretRereadInterval (counted from the last read, the first one included);
+// if the secret changed, it keeps the new one and verifies that delivery
+// again. A failed re-read leaves the secret as it was and the delivery
+// refused (the provider retries). Safe for concurrent use: deliveries do not
+// wait for a re-read unless they triggered it.
+type rotatingWebhooks struct {
+	rotatingWebhooksDeps
+	current atomic.Pointer[verifier]
+
+	mu       sync.Mutex // serialises re-reads
+	lastRead time.Time
+}
+
+type verifier struct {
+	secret   []byte
+	webhooks api.PaymentWebhooks
+}
+
+func newRotatingWebhooks(ctx context.Context, d rotatingWebhooksDeps) (*rotatingWebhooks, error) {
+	secret, err := d.read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret: %w", err)
+	}
+	h, err := d.build(secret)
+	if err != nil {
+		return nil, err
+	}
+	r := &rotatingWebhooks{rotatingWebhooksDeps: d, lastRead: d.now()}
+	r.current.Store(&verifier{secret: secret, webhooks: h})
+	return r, nil
+}
+
+// Handle implements api.PaymentWebhooks.
+func (r *rotatingWebhooks) Handle(ctx context.Context, signature string, body []byte) (purchase.WebhookResult, error) {
+	res, err := r.current.Load().webhooks.Handle(ctx, signature, body)
+	if !errors.Is(err, webhooksig.ErrBadSignature) {
+		return res, err
+	}
+	rotated, ok := r.reread(ctx)
+	if !ok {
+		return res, err
+	}
+	return rotated.webhooks.Handle(ctx, signature, body)
+}
+
+// reread reads the secret if the last read is old enough and returns the
+// verifier for a secret that changed.
+func (r *rotatingWebhooks) reread(ctx context.Context) (*verifier, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if now.Sub(r.lastRead) < secretRereadInterval {
+		return nil, false
+	}
+	r.lastRead = now
+	secret, err := r.read(ctx)
+	if err != nil {
+		r.logger.WarnContext(ctx, "webhook secret: re-read after a signature mismatch failed", obs.Err(err))
+		return nil, false
+	}
+	if hmac.Equal(secret, r.current.Load().secret) {
+		return nil, false
+	}
+	h, err := r.build(secret)
+	if err != nil {
+		r.logger.WarnContext(ctx, "webhook secret: the rotated secret cannot be used", obs.Err(err))
+		return nil, false
+	}
+	v := &verifier{secret: secret, webhooks: h}
+	r.current.Store(v)
+	r.logger.InfoContext(ctx, "webhook secret rotated: read a new value after a signature mismatch")
+	return v, true
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/sivchari/kumo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/api"
+	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/club/purchase/purchasetest"
+	"github.com/clubdev/club/internal/webhooksig"
+)
+
+// startSSM runs the emulator's SSM for the test and points the process's AWS
+// configuration at it (build loads it from the environment).
+func startSSM(t *testing.T) *ssm.Client {
+	t.Helper()
+	k := kumo.NewServer()
+	t.Cleanup(k.Close)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_ENDPOINT_URL", k.URL)
+	return ssm.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(k.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+}
+
+func putSecret(t *testing.T, params *ssm.Client, name, value string) {
+	t.Helper()
+	_, err := params.PutParameter(context.Background(), &ssm.PutParameterInput{
+		Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
+	})
+	require.NoError(t, err)
+}
+
+// countingReader counts the API's reads of SSM.
+type countingReader struct {
+	parameterReader
+	reads atomic.Int32
+}
+
+func (c *countingReader) GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	c.reads.Add(1)
+	return c.parameterReader.GetParameter(ctx, in, opts...)
+}
+
+// noSaga stands in for Step Functions: these deliveries never reach it.
+type noSaga struct{}
+
+func (noSaga) SendTaskSuccess(context.Context, string, string) error         { return nil }
+func (noSaga) SendTaskFailure(context.Context, string, string, string) error { return nil }
+func (noSaga) StartExecution(context.Context, string, string) error          { return nil }
+
+// The rotation rule: a delivery the current secret does not verify makes the
+// API read the parameter again, at most once a minute; a changed secret is
+// kept and verifies that delivery. Deliveries are for a purchase that does
+// not exist, so an authentic one is told purchase.ErrUnknownPayment and a
+// forged one purchase.ErrWebhookUnauthenticated.
+func TestWebhookSecretRotation(t *testing.T) {
+	params := startSSM(t)
+	const name = "/club-api-test/rotation/payment-webhook-secret"
+	putSecret(t, params, name, "secret-v1")
+	reader := &countingReader{parameterReader: params}
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var offset atomic.Int64
+	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
+	ctx := context.Background()
+	h, err := newRotatingWebhooks(ctx, rotatingWebhooksDeps{
+		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
+		build: func(secret []byte) (api.PaymentWebhooks, error) {
+			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
+				Callbacks: noSaga{}, Executions: noSaga{}, Now: now})
+		},
+		now:    now,
+		logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, reader.reads.Load(), "read once at start")
+
+	body := []byte(`{"event_id":"evt-1","type":"payment.succeeded","payment_id":"pay-1","reference":"p-missing"}`)
+	deliver := func(at time.Duration, secret string) error {
+		offset.Store(int64(at))
+		_, err := h.Handle(ctx, webhooksig.Sign([]byte(secret), now(), body), body)
+		return err
+	}
+	steps := []struct {
+		at     time.Duration
+		secret string
+		put    string // a new value put into SSM before the delivery
+		want   error
+		reads  int32 // total SSM reads afterwards
+	}{
+		{at: 0, secret: "secret-v1", want: purchase.ErrUnknownPayment, reads: 1},
+		{at: 10 * time.Second, secret: "forged", want: purchase.ErrWebhookUnauthenticated, reads: 1},                      // the start read was 10 s ago
+		{at: 30 * time.Second, secret: "secret-v2", put: "secret-v2", want: purchase.ErrWebhookUnauthenticated, reads: 1}, // rotated, but too soon to look
+		{at: 30 * time.Second, secret: "secret-v1", want: purchase.ErrUnknownPayment, reads: 1},                           // the old secret still works meanwhile
+		{at: time.Minute, secret: "secret-v2", want: purchase.ErrUnknownPayment, reads: 2},                                // a minute on: read, rotated
+		{at: time.Minute + time.Second, secret: "secret-v2", want: purchase.ErrUnknownPayment, reads: 2},                  // no read when it verifies
+		{at: time.Minute + 2*time.Second, secret: "secret-v1", want: purchase.ErrWebhookUnauthenticated, reads: 2},        // the old one no longer
+		{at: 2 * time.Minute, secret: "forged", want: purchase.ErrWebhookUnauthenticated, reads: 3},                       // read, unchanged
+		{at: 2*time.Minute + 59*time.Second, secret: "forged", want: purchase.ErrWebhookUnauthenticated, reads: 3},        // forgeries cost one read a minute
+	}
+	for i, s := range steps {
+		if s.put != "" {
+			putSecret(t, params, name, s.put)
+		}
+		require.ErrorIs(t, deliver(s.at, s.secret), s.want, "step %d", i)
+		require.Equal(t, s.reads, reader.reads.Load(), "step %d: SSM reads", i)
+	}
+
+	// A failed re-read keeps the secret the API has.
+	_, err = params.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: aws.String(name)})
+	require.NoError(t, err)
+	require.ErrorIs(t, deliver(4*time.Minute, "forged"), purchase.ErrWebhookUnauthenticated)
+	require.EqualValues(t, 4, reader.reads.Load())
+	require.ErrorIs(t, deliver(4*time.Minute, "secret-v2"), purchase.ErrUnknownPayment)
+}

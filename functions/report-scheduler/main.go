@@ -1,0 +1,38 @@
+// Command report-scheduler asks, every night, for each teacher's report (the
+// bulk work class's second job, beside roster exports). The template's
+// EventBridge schedule fires it; for every teacher who has a class it
+// writes a teacher_report operation and its job through the outbox, once
+// per teacher and day, and the exporter builds the file. Package
+// internal/reports does the work; this program only wires it.
+//
+// Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE, …) and
+// optionally AWS_LAMBDA_LOG_LEVEL.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/reports"
+)
+
+// functionName labels log lines.
+const functionName = "report-scheduler"
+
+func main() {
+	cfg, cfgErr := reports.LoadConfig(os.Getenv)
+	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: functionName})
+	if cfgErr != nil {
+		logger.Error("invalid configuration", obs.Err(cfgErr))
+		os.Exit(1)
+	}
+	h, err := reports.Build(context.Background(), cfg, logger)
+	if err != nil {
+		logger.Error("start", obs.Err(err))
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
