@@ -40,7 +40,12 @@
 //
 // Every DynamoDB table has SSESpecification.SSEEnabled (a KMS key, auditable
 // in CloudTrail), every SQS queue SqsManagedSseEnabled or a KMS key, every SNS
-// topic a KMS key.
+// topic a KMS key, every S3 bucket a BucketEncryption rule.
+//
+// # Private buckets ([PrivateBuckets])
+//
+// Every S3 bucket turns on all four PublicAccessBlockConfiguration settings:
+// its files are reached only through presigned URLs.
 //
 // # Authentication ([APIAuth])
 //

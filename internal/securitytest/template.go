@@ -27,6 +27,24 @@ func EncryptionAtRest(st *template.Stack) []Finding {
 			out = append(out, Finding{t.Source, "SNS topic without KmsMasterKeyId"})
 		}
 	}
+	for _, b := range st.Buckets {
+		if b.SSEAlgorithm == "" {
+			out = append(out, Finding{b.Source, "S3 bucket without BucketEncryption"})
+		}
+	}
+	return out
+}
+
+// PrivateBuckets reports S3 buckets that do not block every kind of public
+// access: export files are reached only through presigned URLs, so no
+// bucket of the stack is ever public.
+func PrivateBuckets(st *template.Stack) []Finding {
+	var out []Finding
+	for _, b := range st.Buckets {
+		if !b.PublicAccessBlocked {
+			out = append(out, Finding{b.Source, "S3 bucket without a PublicAccessBlockConfiguration that turns all four settings on"})
+		}
+	}
 	return out
 }
 

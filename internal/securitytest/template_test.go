@@ -60,7 +60,9 @@ func TestInfraTemplateEncryptsAtRest(t *testing.T) {
 	require.NotEmpty(t, st.Tables)
 	require.NotEmpty(t, st.Queues)
 	require.NotEmpty(t, st.Topics)
+	require.NotEmpty(t, st.Buckets)
 	require.Empty(t, problems(securitytest.EncryptionAtRest(st)))
+	require.Empty(t, problems(securitytest.PrivateBuckets(st)))
 }
 
 func TestInfraTemplateAuthenticatesEveryRoute(t *testing.T) {
@@ -360,12 +362,32 @@ Resources:
   KmsQueue: {Type: AWS::SQS::Queue, Properties: {KmsMasterKeyId: alias/aws/sqs}}
   PlainTopic: {Type: AWS::SNS::Topic}
   KmsTopic: {Type: AWS::SNS::Topic, Properties: {KmsMasterKeyId: alias/aws/sns}}
+  PlainBucket: {Type: AWS::S3::Bucket}
+  KmsBucket:
+    Type: AWS::S3::Bucket
+    Properties:
+      BucketEncryption: {ServerSideEncryptionConfiguration: [{ServerSideEncryptionByDefault: {SSEAlgorithm: "aws:kms", KMSMasterKeyID: alias/club}, BucketKeyEnabled: true}]}
 `)
 	require.Equal(t, []string{
 		"Plain: DynamoDB table without SSESpecification.SSEEnabled",
 		"PlainQueue: SQS queue without SqsManagedSseEnabled or KmsMasterKeyId",
 		"PlainTopic: SNS topic without KmsMasterKeyId",
+		"PlainBucket: S3 bucket without BucketEncryption",
 	}, problems(securitytest.EncryptionAtRest(st)))
+}
+
+func TestPrivateBucketsFindsBucketsThatMayBePublic(t *testing.T) {
+	t.Parallel()
+	st := parse(t, `
+Resources:
+  NoBlock: {Type: AWS::S3::Bucket}
+  HalfBlocked: {Type: AWS::S3::Bucket, Properties: {PublicAccessBlockConfiguration: {BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: false}}}
+  Blocked: {Type: AWS::S3::Bucket, Properties: {PublicAccessBlockConfiguration: {BlockPublicAcls: true, BlockPublicPolicy: "true", IgnorePublicAcls: true, RestrictPublicBuckets: true}}}
+`)
+	require.Equal(t, []string{
+		"HalfBlocked: S3 bucket without a PublicAccessBlockConfiguration that turns all four settings on",
+		"NoBlock: S3 bucket without a PublicAccessBlockConfiguration that turns all four settings on",
+	}, problems(securitytest.PrivateBuckets(st)))
 }
 
 func TestAPIAuthFindsOpenRoutesAndWeakPools(t *testing.T) {

@@ -92,8 +92,9 @@
 //	                               DeliveryStatusLogging
 //	AWS::SNS::Subscription         DeliveryPolicy, ReplayPolicy, Region,      ignored
 //	                               SubscriptionRoleArn
-//	AWS::S3::Bucket                LifecycleConfiguration, BucketEncryption,  ignored (objects never expire locally)
-//	                               PublicAccessBlockConfiguration,
+//	AWS::S3::Bucket                BucketEncryption (first rule's algorithm),  kept as data (no encryption or public
+//	                               PublicAccessBlockConfiguration             access locally)
+//	                               LifecycleConfiguration,                    ignored (objects never expire locally)
 //	                               VersioningConfiguration, OwnershipControls,
 //	                               CorsConfiguration, LoggingConfiguration,
 //	                               IntelligentTieringConfigurations,

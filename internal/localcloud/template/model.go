@@ -153,6 +153,15 @@ type Bucket struct {
 	Source string
 	Name   string
 	ARN    string
+	// SSEAlgorithm is the default encryption of BucketEncryption's first
+	// rule ("AES256", "aws:kms", …), empty when the template sets none. It
+	// is kept for checks of the template (package securitytest): the local
+	// cloud does not encrypt.
+	SSEAlgorithm string
+	// PublicAccessBlocked is true when PublicAccessBlockConfiguration turns
+	// all four settings on. Kept for checks too; the local cloud has no
+	// public access.
+	PublicAccessBlocked bool
 }
 
 // Function is an AWS::Serverless::Function with Globals.Function merged in

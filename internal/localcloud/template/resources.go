@@ -416,8 +416,8 @@ func bucketRefs(r *resolver, _ string, _ *rawResource, name string) (*resourceRe
 type bucketProps struct {
 	BucketName                       string
 	LifecycleConfiguration           ignored
-	BucketEncryption                 ignored
-	PublicAccessBlockConfiguration   ignored
+	BucketEncryption                 *bucketEncryption
+	PublicAccessBlockConfiguration   *publicAccessBlock
 	VersioningConfiguration          ignored
 	OwnershipControls                ignored
 	CorsConfiguration                ignored
@@ -433,8 +433,32 @@ func buildBucket(b *builder, in resourceInput) error {
 	if err := decodeStrict(in.props, &p); err != nil {
 		return err
 	}
-	b.stack.Buckets = append(b.stack.Buckets, Bucket{Source: in.id, Name: in.refs.ref, ARN: in.refs.attrs["Arn"]})
+	bk := Bucket{Source: in.id, Name: in.refs.ref, ARN: in.refs.attrs["Arn"]}
+	if e := p.BucketEncryption; e != nil && len(e.ServerSideEncryptionConfiguration) > 0 {
+		bk.SSEAlgorithm = e.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm
+	}
+	if a := p.PublicAccessBlockConfiguration; a != nil {
+		bk.PublicAccessBlocked = bool(a.BlockPublicAcls && a.BlockPublicPolicy && a.IgnorePublicAcls && a.RestrictPublicBuckets)
+	}
+	b.stack.Buckets = append(b.stack.Buckets, bk)
 	return nil
+}
+
+type bucketEncryption struct {
+	ServerSideEncryptionConfiguration []struct {
+		ServerSideEncryptionByDefault struct {
+			SSEAlgorithm   string
+			KMSMasterKeyID string
+		}
+		BucketKeyEnabled boolValue
+	}
+}
+
+type publicAccessBlock struct {
+	BlockPublicAcls       boolValue
+	BlockPublicPolicy     boolValue
+	IgnorePublicAcls      boolValue
+	RestrictPublicBuckets boolValue
 }
 
 // --- CloudWatch, SSM, Logs ---

@@ -168,6 +168,8 @@ func TestLoadBucket(t *testing.T) {
 		Source: "ExportsBucket",
 		Name:   "club-exportsbucket", // generated bucket names are lower case
 		ARN:    "arn:aws:s3:::club-exportsbucket",
+		// BucketEncryption's algorithm is kept for the template's checks.
+		SSEAlgorithm: "AES256",
 	}}, st.Buckets)
 }
 
