@@ -15,7 +15,6 @@ import (
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
-	"github.com/clubdev/club/internal/club/outbox"
 )
 
 type enrollmentItem struct {
@@ -88,11 +87,7 @@ func (s *Enrollments) Create(ctx context.Context, c enrollment.Creation) error {
 	if err != nil {
 		return fmt.Errorf("create enrollment %s: %w", e.ID, err)
 	}
-	row, err := outbox.NewRow(c.Event, e.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("create enrollment %s: %w", e.ID, err)
-	}
-	out, err := outboxPut(s.cfg.OutboxTable, row)
+	out, err := outboxPut(s.cfg.OutboxTable, c.Event, e.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("create enrollment %s: %w", e.ID, err)
 	}
@@ -145,7 +140,7 @@ func (s *Enrollments) Create(ctx context.Context, c enrollment.Creation) error {
 	case tc.failed(createEnrollment):
 		return fmt.Errorf("create enrollment %s: enrollment id already used", e.ID)
 	default:
-		return fmt.Errorf("create enrollment %s: event id %s already used in the outbox", e.ID, row.EventID)
+		return fmt.Errorf("create enrollment %s: event id %s already used in the outbox", e.ID, c.Event.EventID)
 	}
 }
 
@@ -174,11 +169,7 @@ const (
 // notification fields belong to the notifier.
 func (s *Enrollments) Cancel(ctx context.Context, c enrollment.Cancellation) error {
 	e := c.Enrollment.Snapshot()
-	row, err := outbox.NewRow(c.Event, e.CancelledAt)
-	if err != nil {
-		return fmt.Errorf("cancel enrollment %s: %w", e.ID, err)
-	}
-	out, err := outboxPut(s.cfg.OutboxTable, row)
+	out, err := outboxPut(s.cfg.OutboxTable, c.Event, e.CancelledAt)
 	if err != nil {
 		return fmt.Errorf("cancel enrollment %s: %w", e.ID, err)
 	}
@@ -236,7 +227,7 @@ func (s *Enrollments) Cancel(ctx context.Context, c enrollment.Cancellation) err
 	case tc.failed(cancelMember):
 		return fmt.Errorf("cancel enrollment %s: the student's claim on class %s belongs to another enrollment (invariant broken)", e.ID, e.ClassID)
 	default:
-		return fmt.Errorf("cancel enrollment %s: event id %s already used in the outbox", e.ID, row.EventID)
+		return fmt.Errorf("cancel enrollment %s: event id %s already used in the outbox", e.ID, c.Event.EventID)
 	}
 }
 

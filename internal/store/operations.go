@@ -14,7 +14,6 @@ import (
 
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/operation"
-	"github.com/clubdev/club/internal/club/outbox"
 )
 
 func operationKey(id string) (pk, sk string) { return "OPERATION#" + id, "OPERATION" }
@@ -73,11 +72,7 @@ func (s *Operations) Create(ctx context.Context, c operation.Creation) error {
 	if err != nil {
 		return fmt.Errorf("create operation %s: %w", op.ID, err)
 	}
-	row, err := outbox.NewRow(c.Event, op.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("create operation %s: %w", op.ID, err)
-	}
-	out, err := outboxPut(s.cfg.OutboxTable, row)
+	out, err := outboxPut(s.cfg.OutboxTable, c.Event, op.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("create operation %s: %w", op.ID, err)
 	}
@@ -97,7 +92,7 @@ func (s *Operations) Create(ctx context.Context, c operation.Creation) error {
 	case tc.failed(operationCreateRow):
 		return fmt.Errorf("create operation %s: %w", op.ID, operation.ErrExists)
 	default:
-		return fmt.Errorf("create operation %s: event id %s already used in the outbox", op.ID, row.EventID)
+		return fmt.Errorf("create operation %s: event id %s already used in the outbox", op.ID, c.Event.EventID)
 	}
 }
 

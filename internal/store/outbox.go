@@ -34,8 +34,13 @@ type outboxItem struct {
 	UnpublishedShard string `dynamodbav:"unpublished_shard,omitempty"`
 }
 
-// outboxPut is the transaction item that inserts a pending row.
-func outboxPut(table string, r outbox.Row) (*types.Put, error) {
+// outboxPut is the transaction item that inserts the pending outbox row of
+// env, written at at.
+func outboxPut(table string, env events.Envelope, at time.Time) (*types.Put, error) {
+	r, err := outbox.NewRow(env, at)
+	if err != nil {
+		return nil, err
+	}
 	item, err := attributevalue.MarshalMap(outboxItem{
 		EventID: r.EventID, Type: string(r.Type), AggregateID: r.AggregateID,
 		Payload: string(r.Payload), CreatedAt: formatTime(r.CreatedAt),

@@ -13,7 +13,6 @@ import (
 
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/idempotency"
-	"github.com/clubdev/club/internal/club/outbox"
 	"github.com/clubdev/club/internal/club/purchase"
 )
 
@@ -107,11 +106,7 @@ func (s *Purchases) Create(ctx context.Context, c purchase.Creation) error {
 	if err != nil {
 		return fmt.Errorf("create purchase %s: %w", p.ID, err)
 	}
-	row, err := outbox.NewRow(c.Event, p.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("create purchase %s: %w", p.ID, err)
-	}
-	out, err := outboxPut(s.cfg.OutboxTable, row)
+	out, err := outboxPut(s.cfg.OutboxTable, c.Event, p.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("create purchase %s: %w", p.ID, err)
 	}
@@ -159,7 +154,7 @@ func (s *Purchases) Create(ctx context.Context, c purchase.Creation) error {
 	case tc.failed(purchaseCreatePurchase):
 		return fmt.Errorf("create purchase %s: purchase id already used", p.ID)
 	default:
-		return fmt.Errorf("create purchase %s: event id %s already used in the outbox", p.ID, row.EventID)
+		return fmt.Errorf("create purchase %s: event id %s already used in the outbox", p.ID, c.Event.EventID)
 	}
 }
 
