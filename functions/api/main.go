@@ -98,11 +98,7 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	if err != nil {
 		return nil, err
 	}
-	ops, err := store.NewOperations(db, cfg.Store())
-	if err != nil {
-		return nil, err
-	}
-	operations, err := operation.NewService(operation.Deps{Store: ops})
+	operations, err := operation.NewService(operation.Deps{Store: st.Operations})
 	if err != nil {
 		return nil, err
 	}

@@ -223,9 +223,7 @@ func TestExportsOnDynamoDB(t *testing.T) {
 	require.NoError(t, store.CreateTables(context.Background(), dynamo, cfg))
 	st, err := store.New(dynamo, cfg)
 	require.NoError(t, err)
-	ops, err := store.NewOperations(dynamo, cfg)
-	require.NoError(t, err)
-	svc, err := operation.NewService(operation.Deps{Store: ops})
+	svc, err := operation.NewService(operation.Deps{Store: st.Operations})
 	require.NoError(t, err)
 	f := setup(t, func(d *api.Deps) {
 		d.Classes, d.Projections, d.Operations = st.Classes, st.Projections, svc

@@ -89,17 +89,13 @@ func Build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if err != nil {
 		return nil, err
 	}
-	ops, err := store.NewOperations(db, cfg.Store())
-	if err != nil {
-		return nil, err
-	}
 	s3c := s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = awsCfg.BaseEndpoint != nil })
 	bucket, err := NewBucket(s3c, cfg.Bucket)
 	if err != nil {
 		return nil, err
 	}
 	e, err := New(Deps{
-		Operations: ops, Classes: st.Classes, Rosters: st.Projections, Teachers: st.Projections, Files: bucket,
+		Operations: st.Operations, Classes: st.Classes, Rosters: st.Projections, Teachers: st.Projections, Files: bucket,
 		URLExpiry: cfg.URLExpiry, Logger: logger, Metrics: os.Stdout,
 	})
 	if err != nil {

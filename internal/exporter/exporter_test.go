@@ -89,8 +89,7 @@ func setup(t *testing.T) *fixture {
 	require.NoError(t, store.CreateTables(ctx, ddb, cfg))
 	st, err := store.New(ddb, cfg)
 	require.NoError(t, err)
-	ops, err := store.NewOperations(ddb, cfg)
-	require.NoError(t, err)
+	ops := st.Operations
 	svc, err := operation.NewService(operation.Deps{Store: ops})
 	require.NoError(t, err)
 	name := fmt.Sprintf("exports-%d", n)

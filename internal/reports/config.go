@@ -54,11 +54,7 @@ func Build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if err != nil {
 		return nil, err
 	}
-	ops, err := store.NewOperations(db, cfg.Store())
-	if err != nil {
-		return nil, err
-	}
-	svc, err := operation.NewService(operation.Deps{Store: ops})
+	svc, err := operation.NewService(operation.Deps{Store: st.Operations})
 	if err != nil {
 		return nil, err
 	}

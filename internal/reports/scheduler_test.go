@@ -61,8 +61,7 @@ func setup(t *testing.T) *fixture {
 	require.NoError(t, store.CreateTables(ctx, ddb, cfg))
 	st, err := store.New(ddb, cfg)
 	require.NoError(t, err)
-	ops, err := store.NewOperations(ddb, cfg)
-	require.NoError(t, err)
+	ops := st.Operations
 	svc, err := operation.NewService(operation.Deps{Store: ops})
 	require.NoError(t, err)
 	return &fixture{t: t, ctx: ctx, st: st, ops: ops, svc: svc, metrics: &bytes.Buffer{}}

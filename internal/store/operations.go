@@ -46,18 +46,6 @@ type Operations struct{ *base }
 
 var _ operation.Store = (*Operations)(nil)
 
-// NewOperations validates cfg and returns the operations adapter over db;
-// like New, build it once per process.
-func NewOperations(db DynamoDB, cfg Config) (*Operations, error) {
-	if db == nil {
-		return nil, errors.New("store: nil DynamoDB client")
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return &Operations{&base{db: db, cfg: cfg.withDefaults()}}, nil
-}
-
 // The create transaction's items.
 const (
 	operationCreateRow = iota

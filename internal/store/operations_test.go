@@ -16,8 +16,6 @@ func TestOperationContract(t *testing.T) {
 		cfg := newTables(t, store.Config{})
 		s, err := store.New(client, cfg)
 		require.NoError(t, err)
-		ops, err := store.NewOperations(client, cfg)
-		require.NoError(t, err)
-		return operationtest.Ports{Operations: ops, Outbox: s.Outbox}
+		return operationtest.Ports{Operations: s.Operations, Outbox: s.Outbox}
 	})
 }

@@ -37,6 +37,7 @@ type Store struct {
 	Projections *Projections
 	Outbox      *Outbox
 	Leases      *Leases
+	Operations  *Operations
 }
 
 // New validates cfg and returns the adapters. Build it once per process
@@ -52,7 +53,7 @@ func New(db DynamoDB, cfg Config) (*Store, error) {
 	return &Store{
 		Classes: &Classes{b}, Enrollments: &Enrollments{base: b}, Idempotency: &Idempotency{b},
 		Profiles: &Profiles{b}, Inbox: &Inbox{b}, Projections: &Projections{b},
-		Outbox: &Outbox{b}, Leases: &Leases{b},
+		Outbox: &Outbox{b}, Leases: &Leases{b}, Operations: &Operations{b},
 	}, nil
 }
 

@@ -175,8 +175,9 @@ func (a awsStartKeys) Query(ctx context.Context, in *dynamodb.QueryInput, opts .
 func TestListRefusesAMadeUpCursorAsAWSDoes(t *testing.T) {
 	t.Parallel()
 	cfg := newTables(t, store.Config{})
-	ops, err := store.NewOperations(awsStartKeys{client}, cfg)
+	st, err := store.New(awsStartKeys{client}, cfg)
 	require.NoError(t, err)
+	ops := st.Operations
 	// {"pk":"OPERATION#x","sk":"OPERATION"}: no created_at, which AWS needs.
 	_, err = ops.List(context.Background(), operation.ListQuery{CreatedBy: "t-1", Limit: 5, After: "eyJwayI6Ik9QRVJBVElPTiN4Iiwic2siOiJPUEVSQVRJT04ifQ"})
 	ve, ok := errors.AsType[*club.ValidationError](err)
