@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/mail"
-	"github.com/clubdev/club/internal/sandbox/clock"
 	mailsandbox "github.com/clubdev/club/internal/sandbox/mail"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/localcloud/schedule"
 )
 
@@ -18,7 +19,7 @@ func (c *Cloud) startSchedules(ctx context.Context) error {
 			}
 			r, err := schedule.New(schedule.Schedule{
 				Name: name, FunctionName: fn.Name, Expression: ev.Expression, Input: ev.Input, Enabled: ev.Enabled,
-			}, c.runtime, schedule.SystemClock(), c.log.With("schedule", name), schedule.Options{Speed: c.cfg.ScheduleSpeed})
+			}, c.runtime, clock.Real{}, c.log.With("schedule", name), schedule.Options{Speed: c.cfg.ScheduleSpeed})
 			if err != nil {
 				return fmt.Errorf("function %s schedule %s: %w", fn.Source, ev.Name, err)
 			}

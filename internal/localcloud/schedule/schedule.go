@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/localcloud/invoke"
 )
 
@@ -53,21 +54,6 @@ type Options struct {
 	Speed float64
 }
 
-// Clock is the time source of a Runner, so that tests control time.
-type Clock interface {
-	Now() time.Time
-	// After delivers the time on the channel once d has passed.
-	After(d time.Duration) <-chan time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// SystemClock returns the real clock.
-func SystemClock() Clock { return systemClock{} }
-
 // Stats counts what a Runner did since it was created.
 type Stats struct {
 	Fires       int64 // events produced (scheduled or FireNow)
@@ -93,7 +79,7 @@ type Runner struct {
 	expr    Expression
 	ruleARN string
 	invoker invoke.Invoker
-	clock   Clock
+	clock   clock.Clock
 	speed   float64
 	logger  *slog.Logger
 
@@ -102,9 +88,9 @@ type Runner struct {
 	stats Stats
 }
 
-// New validates the schedule and returns its Runner. A nil clock means
-// SystemClock(), a nil logger slog.Default().
-func New(s Schedule, invoker invoke.Invoker, clock Clock, logger *slog.Logger, opts Options) (*Runner, error) {
+// New validates the schedule and returns its Runner. A nil clk means the
+// wall clock (clock.Real), a nil logger slog.Default().
+func New(s Schedule, invoker invoke.Invoker, clk clock.Clock, logger *slog.Logger, opts Options) (*Runner, error) {
 	var errs []error
 	if s.Name == "" {
 		errs = append(errs, errors.New("Name is required"))
@@ -128,8 +114,8 @@ func New(s Schedule, invoker invoke.Invoker, clock Clock, logger *slog.Logger, o
 	if opts.Speed == 0 {
 		opts.Speed = 1
 	}
-	if clock == nil {
-		clock = SystemClock()
+	if clk == nil {
+		clk = clock.Real{}
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -143,7 +129,7 @@ func New(s Schedule, invoker invoke.Invoker, clock Clock, logger *slog.Logger, o
 		expr:    expr,
 		ruleARN: ruleARN,
 		invoker: invoker,
-		clock:   clock,
+		clock:   clk,
 		speed:   opts.Speed,
 		logger:  logger.With("schedule", s.Name, "function", s.FunctionName, "expression", s.Expression),
 	}, nil

@@ -12,62 +12,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/localcloud/invoke"
 )
 
-// fakeClock is a Clock that moves only when the test advances it.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-}
-
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock(now time.Time) *fakeClock { return &fakeClock{now: now} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-// Advance moves the clock and wakes the waiters whose time has come.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	pending := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.now) {
-			pending = append(pending, w)
-			continue
-		}
-		w.ch <- c.now
-	}
-	c.waiters = pending
-}
-
-func (c *fakeClock) Waiters() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.waiters)
-}
+// newFakeClock is a clock that moves only when the test advances it.
+func newFakeClock(now time.Time) *clock.Fake { return clock.NewFake(now) }
 
 // recorder is a fake function that records payloads and fails the first
 // failFirst invocations.

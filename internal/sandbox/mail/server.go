@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/clubdev/club/internal/sandbox/clock"
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/sandbox/sandboxhttp"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/sandbox/clock"
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/sandbox/mail"
 )
 

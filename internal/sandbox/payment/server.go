@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clubdev/club/internal/sandbox/clock"
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/sandbox/sandboxhttp"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/sandbox/clock"
+	"github.com/clubdev/club/internal/clock"
 )
 
 func TestFakeFiresOnlyWhenDeadlineReached(t *testing.T) {

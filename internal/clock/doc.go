@@ -1,6 +1,9 @@
-// Package clock gives the sandboxes their notion of time, so that tests can
-// drive rate limits, refund delays, webhook backoff and injected latency by
-// advancing a fake clock instead of sleeping.
+// Package clock is the time source of code whose tests must control time:
+// the sandboxes (rate limits, refund delays, webhook backoff, injected
+// latency), the mail client's retry waits and the local cloud's schedules.
+// Tests advance a fake clock instead of sleeping. (The Step Functions
+// executor has its own clock, internal/localcloud/sfn/clock, with timers and
+// a virtual clock that advances itself.)
 //
 // Real is the wall clock. Fake starts at a fixed instant and moves only when
 // Advance is called; a channel from After fires once the fake time reaches
