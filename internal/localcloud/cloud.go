@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -456,6 +457,10 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
 // of them requests queue long before the machine is busy (make bench).
 const httpAPIConcurrency = 8
 
+// pollerIdleConns is how many idle connections the event source mappings'
+// client keeps to the endpoint: more than their pollers ever hold at once.
+const pollerIdleConns = 256
+
 // concurrency is the number of processes a function gets: its reserved
 // concurrency, else enough for its SQS mappings' maximum concurrency, and
 // httpAPIConcurrency for a function behind the HTTP API.
@@ -480,6 +485,15 @@ func concurrency(fn template.Function) int {
 // startMappings runs the template's event source mappings with the settings
 // from the template (kumo keeps only a few of them).
 func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provision.Result) error {
+	// Every SQS poller long-polls through this one client at once. The SDK's
+	// default keeps 10 idle connections per host, so with more pollers than
+	// that finished connections are closed as others are returned; keeping
+	// as many as the front's proxy does avoids that churn (a rare lost
+	// receive under load is under investigation, docs/local-cloud.md).
+	awsCfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns = pollerIdleConns
+		t.MaxIdleConnsPerHost = pollerIdleConns
+	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	dest := esm.NewDestinations(sqsClient, sns.NewFromConfig(awsCfg))
 	c.sqsPollers = map[string]*esm.SQSPoller{}
