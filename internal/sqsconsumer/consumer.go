@@ -40,6 +40,9 @@ const (
 	DefaultBackoffCap  = 30 * time.Second
 )
 
+// maxDelay is SQS's longest DelaySeconds.
+const maxDelay = 15 * time.Minute
+
 // maxMessageAttributes is SQS's limit of message attributes per message.
 const maxMessageAttributes = 10
 
@@ -70,6 +73,20 @@ type Config struct {
 	// dead-lettered by the consumer with CodeRetriesExhausted and the error
 	// as reason, instead of being moved by the redrive policy without one.
 	MaxReceiveCount int
+	// RetryBudget, when set, bounds a message's retries in time instead of
+	// in receives: a transient failure is retried by sending a copy of the
+	// message to QueueURL with the backoff as its DelaySeconds, carrying
+	// the deadline (AttrRetryDeadline) and the deliveries so far
+	// (AttrRetryAttempt), and the received one is acknowledged. Each copy is
+	// received once per attempt, so the queue's maxReceiveCount only counts
+	// the invocations that died before settling a copy (a crash, a
+	// timeout): it stays a backstop, whatever the budget. The deadline is
+	// the first copy's SentTimestamp plus RetryBudget; a transient failure
+	// whose next retry could come after it is dead-lettered with
+	// CodeRetryDeadlinePassed. A dead letter drops both attributes, so a
+	// redrive starts a fresh budget. Standard queues only: a delayed copy
+	// would break a FIFO group's order.
+	RetryBudget time.Duration
 	// VisibilityTimeout is the queue's visibility timeout. When set, the
 	// consumer keeps extending the visibility of a message whose handler is
 	// still running, every half of it, so long work is not delivered to a
@@ -105,6 +122,15 @@ func (c Config) validate() error {
 	}
 	if c.BackoffBase > 0 && c.BackoffCap > 0 && c.BackoffCap < c.BackoffBase {
 		errs = append(errs, errors.New("sqsconsumer: BackoffCap must not be below BackoffBase"))
+	}
+	if c.RetryBudget < 0 {
+		errs = append(errs, errors.New("sqsconsumer: RetryBudget must not be negative"))
+	}
+	if c.RetryBudget > 0 && isFIFO(c.QueueURL) {
+		errs = append(errs, errors.New("sqsconsumer: RetryBudget needs a standard queue (a delayed copy would break a FIFO group's order)"))
+	}
+	if c.RetryBudget > 0 && c.BackoffCap > maxDelay {
+		errs = append(errs, fmt.Errorf("sqsconsumer: with RetryBudget, BackoffCap must not exceed %s (SQS's longest DelaySeconds)", maxDelay))
 	}
 	if c.VisibilityTimeout > 0 && c.VisibilityTimeout < 2*time.Second {
 		errs = append(errs, errors.New("sqsconsumer: VisibilityTimeout must be at least 2s (SQS counts whole seconds)"))
@@ -176,6 +202,9 @@ type outcome struct {
 	failed bool
 	// deadLettered: the message was sent to the dead-letter queue.
 	deadLettered bool
+	// requeued: a delayed copy was sent for the retry (Config.RetryBudget)
+	// and the received message is acknowledged.
+	requeued bool
 	// retryIn is the visibility timeout set on a failed message.
 	retryIn   time.Duration
 	queueWait time.Duration
@@ -257,7 +286,7 @@ func (c *Consumer) ProcessBatch(ctx context.Context, ev events.SQSEvent, h Batch
 	errs := make([]error, len(ev.Records))
 	var run []int // indexes of the messages the handler gets
 	for i, r := range ev.Records {
-		msgs[i] = newMessage(r, c.cfg.MaxReceiveCount)
+		msgs[i] = c.newMessage(r)
 		if errs[i] = fault.Inject(messageContext(ctx, msgs[i]), fault.ConsumerBeforeCommit, faultKey(msgs[i])); errs[i] == nil {
 			run = append(run, i)
 		}
@@ -339,7 +368,7 @@ func groups(records []events.SQSMessage) [][]int {
 }
 
 func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handler) outcome {
-	m := newMessage(r, c.cfg.MaxReceiveCount)
+	m := c.newMessage(r)
 	ctx = messageContext(ctx, m)
 	started := c.cfg.Now()
 	return c.settle(ctx, r, m, started, c.runWithFaults(ctx, r, m, h, faultKey(m)))
@@ -367,7 +396,11 @@ func (c *Consumer) settle(ctx context.Context, r events.SQSMessage, m Message, s
 	}
 	o.verdict = Classify(err)
 	if o.verdict.Action == Retry && m.LastAttempt {
-		o.verdict = Verdict{Action: DeadLetter, Code: CodeRetriesExhausted}
+		code := CodeRetriesExhausted
+		if !m.Deadline.IsZero() && !c.cfg.Now().Add(c.cfg.BackoffCap).Before(m.Deadline) {
+			code = CodeRetryDeadlinePassed
+		}
+		o.verdict = Verdict{Action: DeadLetter, Code: code}
 	}
 
 	switch o.verdict.Action {
@@ -388,6 +421,19 @@ func (c *Consumer) settle(ctx context.Context, r events.SQSMessage, m Message, s
 		c.log.WarnContext(ctx, "message dead-lettered",
 			slog.String("dlq_code", o.verdict.Code), slog.String("dlq_reason", reason(err)), slog.Int("receive_count", m.ReceiveCount))
 	case Retry:
+		if c.cfg.RetryBudget > 0 {
+			d := c.retryDelay(m, o.verdict)
+			sendErr := c.requeue(ctx, r, m, d)
+			if sendErr == nil {
+				o.requeued, o.retryIn = true, d
+				c.log.WarnContext(ctx, "message will be retried",
+					obs.Err(err), slog.Int("attempt", m.Attempt), slog.Duration("retry_in", d), slog.Time("retry_deadline", m.Deadline))
+				break
+			}
+			// Not lost: the received message comes back after its
+			// visibility timeout instead, and counts one more receive.
+			c.log.WarnContext(ctx, "could not send the retry's copy; retrying the received message", obs.Err(sendErr))
+		}
 		o.failed = true
 		o.retryIn = c.delay(ctx, r, m, o.verdict)
 		c.log.WarnContext(ctx, "message will be retried",
@@ -465,14 +511,77 @@ func (c *Consumer) keepInvisible(ctx context.Context, r events.SQSMessage) (stop
 // delay. A failure to set it is logged, not returned: the message then comes
 // back after the queue's visibility timeout, later but not lost.
 func (c *Consumer) delay(ctx context.Context, r events.SQSMessage, m Message, v Verdict) time.Duration {
-	d := c.Backoff(m.ReceiveCount)
-	if v.RetryAfter > 0 {
-		d = c.afterProvider(v.RetryAfter)
-	}
+	d := c.retryDelay(m, v)
 	if err := c.setVisibility(ctx, r, d); err != nil {
 		c.log.WarnContext(ctx, "could not set retry delay; the queue's visibility timeout applies", obs.Err(err))
 	}
 	return d
+}
+
+// retryDelay is the delay before a message's next attempt: the provider's
+// Retry-After if it asked for one, else the backoff after m.Attempt
+// deliveries.
+func (c *Consumer) retryDelay(m Message, v Verdict) time.Duration {
+	if v.RetryAfter > 0 {
+		return c.afterProvider(v.RetryAfter)
+	}
+	return c.Backoff(m.Attempt)
+}
+
+// requeue sends the copy of a message that carries its retry (see
+// Config.RetryBudget): the same body and attributes, the deadline and the
+// deliveries so far, visible after d.
+func (c *Consumer) requeue(ctx context.Context, r events.SQSMessage, m Message, d time.Duration) error {
+	attrs := map[string]types.MessageAttributeValue{
+		AttrRetryDeadline: {DataType: aws.String("String"), StringValue: aws.String(m.Deadline.UTC().Format(time.RFC3339Nano))},
+		AttrRetryAttempt:  {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(m.Attempt))},
+	}
+	for _, name := range keptAttributes(r, len(attrs)) {
+		if v, ok := copyAttribute(r.MessageAttributes[name]); ok {
+			attrs[name] = v
+		}
+	}
+	_, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:          aws.String(c.cfg.QueueURL),
+		MessageBody:       aws.String(r.Body),
+		MessageAttributes: attrs,
+		DelaySeconds:      int32(min(wholeSeconds(d), int64(maxDelay/time.Second))),
+	})
+	if err != nil {
+		return fmt.Errorf("send the retry of message %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// keptAttributes names the original attributes of r a dead letter or a
+// retry's copy keeps beside its own ones (of which there are taken): type
+// and event_id first, then the others by name, within SQS's limit of 10
+// per message, never the retry's own attributes (a redrive starts a fresh
+// budget).
+func keptAttributes(r events.SQSMessage, taken int) []string {
+	names := slices.Sorted(maps.Keys(r.MessageAttributes))
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(keepRank(a), keepRank(b)) })
+	var out []string
+	for _, name := range names {
+		if taken+len(out) == maxMessageAttributes {
+			break
+		}
+		if ourAttribute(name) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// ourAttribute reports whether an attribute is one the consumer sets on a
+// dead letter or a retry's copy.
+func ourAttribute(name string) bool {
+	switch name {
+	case AttrDLQCode, AttrDLQReason, AttrSourceQueue, AttrOriginalMessageID, AttrReceiveCount, AttrRetryDeadline, AttrRetryAttempt:
+		return true
+	}
+	return false
 }
 
 func (c *Consumer) setVisibility(ctx context.Context, r events.SQSMessage, d time.Duration) error {
@@ -530,20 +639,11 @@ func (c *Consumer) deadLetter(ctx context.Context, r events.SQSMessage, m Messag
 		AttrDLQReason:         str(reason(cause)),
 		AttrSourceQueue:       str(c.cfg.QueueURL),
 		AttrOriginalMessageID: str(m.ID),
-		AttrReceiveCount:      str(strconv.Itoa(m.ReceiveCount)),
+		AttrReceiveCount:      str(strconv.Itoa(m.Attempt)),
 	}
 	// Keep the original attributes so that a redrive delivers the message
-	// as it was: type and event_id first, then the others by name, within
-	// SQS's limit of 10 per message.
-	names := slices.Sorted(maps.Keys(r.MessageAttributes))
-	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(keepRank(a), keepRank(b)) })
-	for _, name := range names {
-		if len(attrs) == maxMessageAttributes {
-			break
-		}
-		if _, ours := attrs[name]; ours {
-			continue
-		}
+	// as it was (see keptAttributes).
+	for _, name := range keptAttributes(r, len(attrs)) {
 		if v, ok := copyAttribute(r.MessageAttributes[name]); ok {
 			attrs[name] = v
 		}
@@ -628,7 +728,7 @@ func (c *Consumer) emitBatchMetrics(ctx context.Context, outcomes []outcome) {
 		switch {
 		case o.deadLettered:
 			dead++
-		case o.failed:
+		case o.failed || o.requeued:
 			retried++
 		default:
 			acked++

@@ -34,6 +34,20 @@
 // consumer dead-letters the last failed delivery itself, with the code
 // retries_exhausted and the last error as reason.
 //
+// # A retry budget in time
+//
+// A consumer that owes its messages more than a minute of retries (the
+// notifier: a mail is owed through a provider outage of hours) sets
+// [Config.RetryBudget]. A transient failure is then retried by sending a
+// copy of the message, delayed by the same backoff (DelaySeconds) and
+// carrying its deadline and its deliveries so far, and acknowledging the
+// received one; if that send fails, the received message is retried as
+// above instead. Each copy is received once per attempt, so maxReceiveCount
+// counts only invocations that died before settling a copy and stays a
+// backstop, and [Message.Attempt] counts across copies. A transient failure
+// whose next retry could come after the deadline is dead-lettered with
+// retry_deadline_passed; a permanent one as always.
+//
 // # Guarantees
 //
 //   - No message is lost by the consumer: a message is acknowledged only

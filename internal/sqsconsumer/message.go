@@ -1,6 +1,7 @@
 package sqsconsumer
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +25,19 @@ type Message struct {
 	// SentAt is when the message entered the queue (SentTimestamp); zero if
 	// unknown.
 	SentAt time.Time
-	// LastAttempt is true when Config.MaxReceiveCount is set and this is the
-	// last delivery before the queue's redrive policy would move the message:
-	// a transient failure now ends in the dead-letter queue (code
-	// retries_exhausted). A handler that keeps a business status may record
-	// that it gave up.
+	// Attempt counts the deliveries of the message so far, this one
+	// included: ReceiveCount plus, with Config.RetryBudget, the deliveries
+	// of the copies before this one (AttrRetryAttempt).
+	Attempt int
+	// Deadline is when the message's retry budget ends (Config.RetryBudget);
+	// zero without a budget.
+	Deadline time.Time
+	// LastAttempt is true when a transient failure of this delivery ends in
+	// the dead-letter queue: it is the last delivery before the queue's
+	// redrive policy would move the message (Config.MaxReceiveCount; code
+	// retries_exhausted), or the next retry could come after the deadline
+	// (Config.RetryBudget; code retry_deadline_passed). A handler that keeps
+	// a business status may record that it gave up.
 	LastAttempt bool
 }
 
@@ -52,9 +61,43 @@ const (
 	AttrSourceQueue = "source_queue"
 	// AttrOriginalMessageID is the message's id in the source queue.
 	AttrOriginalMessageID = "original_message_id"
-	// AttrReceiveCount is how often the source queue had delivered it.
+	// AttrReceiveCount is how often the source queue had delivered it
+	// (with a retry budget, every copy's deliveries).
 	AttrReceiveCount = "receive_count"
 )
+
+// Message attribute names of a retry's copy (Config.RetryBudget).
+const (
+	// AttrRetryDeadline is when the retry budget ends (RFC 3339, UTC).
+	AttrRetryDeadline = "retry_deadline"
+	// AttrRetryAttempt is how often the message was delivered before this
+	// copy (data type Number).
+	AttrRetryAttempt = "retry_attempt"
+)
+
+// newMessage is r as a handler sees it, with its attempt, deadline and
+// whether it is the last attempt under the consumer's configuration.
+func (c *Consumer) newMessage(r events.SQSMessage) Message {
+	m := newMessage(r, c.cfg.MaxReceiveCount)
+	if c.cfg.RetryBudget <= 0 {
+		return m
+	}
+	now := c.cfg.Now()
+	if n, err := strconv.Atoi(m.Attributes[AttrRetryAttempt]); err == nil && n > 0 {
+		m.Attempt += n
+	}
+	if t, err := time.Parse(time.RFC3339Nano, m.Attributes[AttrRetryDeadline]); err == nil {
+		m.Deadline = t.UTC()
+	} else {
+		// The first copy: the budget runs from when it was queued (a
+		// redriven message starts a fresh one).
+		m.Deadline = cmp.Or(m.SentAt, now).Add(c.cfg.RetryBudget)
+	}
+	if !now.Add(c.cfg.BackoffCap).Before(m.Deadline) {
+		m.LastAttempt = true
+	}
+	return m
+}
 
 func newMessage(r events.SQSMessage, maxReceiveCount int) Message {
 	m := Message{
@@ -63,6 +106,7 @@ func newMessage(r events.SQSMessage, maxReceiveCount int) Message {
 		Attributes:   make(map[string]string, len(r.MessageAttributes)),
 		ReceiveCount: receiveCount(r),
 	}
+	m.Attempt = m.ReceiveCount
 	for name, a := range r.MessageAttributes {
 		if a.StringValue != nil {
 			m.Attributes[name] = *a.StringValue

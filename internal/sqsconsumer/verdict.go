@@ -47,6 +47,9 @@ const (
 	// CodeRetriesExhausted marks a message whose last allowed delivery
 	// (Config.MaxReceiveCount) failed transiently.
 	CodeRetriesExhausted = "retries_exhausted"
+	// CodeRetryDeadlinePassed marks a message whose retry budget in time
+	// (Config.RetryBudget) ended with a transient failure.
+	CodeRetryDeadlinePassed = "retry_deadline_passed"
 )
 
 // Verdict is the classification of a handler's result.

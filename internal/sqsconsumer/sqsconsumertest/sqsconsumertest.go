@@ -27,13 +27,20 @@ type DeadLetter struct {
 	Attributes map[string]string
 	// GroupID and DeduplicationID are set for a FIFO dead-letter queue.
 	GroupID, DeduplicationID string
+	// Delay is the copy's DelaySeconds (a retry's copy).
+	Delay time.Duration
 }
+
+// Copy is a retry's copy a consumer with a retry budget sent back to its
+// own queue; it has the fields of a DeadLetter.
+type Copy = DeadLetter
 
 // SQS records SendMessage and ChangeMessageVisibility calls. The zero value
 // is ready to use.
 type SQS struct {
 	mu          sync.Mutex
 	deadLetters []DeadLetter
+	copies      []Copy
 	visibility  map[string]time.Duration // receipt handle → last value set
 	failSends   error
 }
@@ -45,7 +52,8 @@ func (s *SQS) FailSends(err error) {
 	s.failSends = err
 }
 
-// SendMessage records a dead letter.
+// SendMessage records a dead letter (a message with a dlq_code attribute)
+// or a retry's copy (any other).
 func (s *SQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -58,11 +66,16 @@ func (s *SQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func
 	dl := DeadLetter{
 		QueueURL: *in.QueueUrl, Body: *in.MessageBody, Attributes: map[string]string{},
 		GroupID: aws.ToString(in.MessageGroupId), DeduplicationID: aws.ToString(in.MessageDeduplicationId),
+		Delay: time.Duration(in.DelaySeconds) * time.Second,
 	}
 	for name, a := range in.MessageAttributes {
 		if a.StringValue != nil {
 			dl.Attributes[name] = *a.StringValue
 		}
+	}
+	if _, ok := dl.Attributes["dlq_code"]; !ok {
+		s.copies = append(s.copies, dl)
+		return &sqs.SendMessageOutput{MessageId: aws.String("copy-" + strconv.Itoa(len(s.copies)))}, nil
 	}
 	s.deadLetters = append(s.deadLetters, dl)
 	return &sqs.SendMessageOutput{MessageId: aws.String("dead-letter-" + strconv.Itoa(len(s.deadLetters)))}, nil
@@ -87,6 +100,18 @@ func (s *SQS) DeadLetters() []DeadLetter {
 	for i, dl := range s.deadLetters {
 		dl.Attributes = maps.Clone(dl.Attributes)
 		out[i] = dl
+	}
+	return out
+}
+
+// Copies returns the retries' copies sent so far, in order.
+func (s *SQS) Copies() []Copy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Copy, len(s.copies))
+	for i, c := range s.copies {
+		c.Attributes = maps.Clone(c.Attributes)
+		out[i] = c
 	}
 	return out
 }
