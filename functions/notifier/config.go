@@ -11,6 +11,10 @@ import (
 	"github.com/clubdev/club/internal/sqsconsumer"
 )
 
+// DefaultRetryBudget is how long a mail is owed through transient failures
+// unless RETRY_BUDGET says otherwise.
+const DefaultRetryBudget = 24 * time.Hour
+
 // Config is the notifier's configuration, read once at start.
 type Config struct {
 	config.Globals
@@ -18,6 +22,18 @@ type Config struct {
 	Queue sqsconsumer.Config
 	// MailAPIURL is the mail provider's base URL (MAIL_API_URL).
 	MailAPIURL string
+	// RetryBudget is how long a mail is retried through transient
+	// failures before it is given up (RETRY_BUDGET, e.g. "24h" or "1d";
+	// default DefaultRetryBudget); see sqsconsumer.Config.RetryBudget.
+	RetryBudget time.Duration
+	// BackoffCap caps the delay between two attempts (RETRY_BACKOFF_CAP;
+	// default sqsconsumer.DefaultBackoffCap, 30 s): a recovered provider
+	// gets every pending mail within it.
+	BackoffCap time.Duration
+	// ProbeInterval is the time between two probes of a provider that is
+	// down (MAIL_PROBE_INTERVAL; default DefaultProbeInterval); see
+	// Breaker.
+	ProbeInterval time.Duration
 	// MailTimeout bounds one call to the provider (MAIL_TIMEOUT, e.g.
 	// "10s"; default mail.DefaultTimeout).
 	MailTimeout time.Duration
@@ -39,6 +55,20 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if cfg.MailAPIURL = getenv("MAIL_API_URL"); cfg.MailAPIURL == "" {
 		errs = append(errs, errors.New("MAIL_API_URL is required"))
+	}
+	cfg.RetryBudget = DefaultRetryBudget
+	for _, d := range []struct {
+		name string
+		into *time.Duration
+	}{{"RETRY_BUDGET", &cfg.RetryBudget}, {"RETRY_BACKOFF_CAP", &cfg.BackoffCap}, {"MAIL_PROBE_INTERVAL", &cfg.ProbeInterval}} {
+		if v := getenv(d.name); v != "" {
+			if *d.into, err = config.ParseDuration(v); err != nil || *d.into <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", d.name, v))
+			}
+		}
+	}
+	if cfg.BackoffCap > 15*time.Minute {
+		errs = append(errs, fmt.Errorf("RETRY_BACKOFF_CAP: %s is longer than SQS's longest delay, 15m", cfg.BackoffCap))
 	}
 	if v := getenv("MAIL_TIMEOUT"); v != "" {
 		if cfg.MailTimeout, err = config.ParseDuration(v); err != nil || cfg.MailTimeout <= 0 {

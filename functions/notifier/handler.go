@@ -100,6 +100,8 @@ func toConsumer(err error) error {
 		return sqsconsumer.Permanent(codeNoAddress, err)
 	case errors.Is(err, club.ErrNotFound):
 		return sqsconsumer.Permanent(codeEnrollmentNotFound, err)
+	case errors.Is(err, mail.ErrKeyReused):
+		return sqsconsumer.Permanent(sqsconsumer.CodeContractConflict, err)
 	case errors.Is(err, mail.ErrRejected):
 		return sqsconsumer.Permanent(codeMailRejected, err)
 	}

@@ -217,8 +217,10 @@ func TestAddressPolicy(t *testing.T) {
 // TestAddressChangeAfterLostAnswer: the answer to the first attempt was lost
 // and the student changed the address before the retry. The provider already
 // holds the event's message (to the old address) and refuses the key with
-// another payload; the notifier records the truth (sent) instead of sending
-// a second mail or declaring a failure.
+// another payload (409): a contract conflict. The notifier sends no second
+// mail, never records it as sent (it stays unknown: the provider may have
+// sent the old payload), dead-letters it with contract_conflict and counts
+// it.
 func TestAddressChangeAfterLostAnswer(t *testing.T) {
 	t.Parallel()
 	f := setup(t, options{})
@@ -233,12 +235,18 @@ func TestAddressChangeAfterLostAnswer(t *testing.T) {
 	f.faults(t, mailsandbox.FaultNone)
 
 	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 2))))
-	require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status())
+	n := f.notification(t, s)
+	require.Equal(t, enrollment.NotificationUnknown, n.Status())
+	require.Contains(t, n.LastError(), "contract conflict")
 	msgs := f.sandbox.Messages("")
 	require.Len(t, msgs, 1)
 	require.Equal(t, "ada@example.com", msgs[0].To)
 	require.EqualValues(t, 1, f.sandbox.Stats().Conflicts)
-	require.Empty(t, f.sqs.DeadLetters())
+	dead := f.sqs.DeadLetters()
+	require.Len(t, dead, 1)
+	require.Equal(t, "contract_conflict", dead[0].Attributes["dlq_code"])
+	require.Equal(t, s.event.EventID, dead[0].Attributes["event_id"])
+	require.Contains(t, f.metrics.String(), `"NotificationContractConflicts":1`)
 }
 
 // TestLastAttemptGivesUp: when the last allowed delivery fails transiently,
@@ -350,4 +358,99 @@ func TestABatchReadsItsAddressesAtOnce(t *testing.T) {
 	require.Empty(t, sqsconsumertest.FailedIDs(g.deliver(t, captured...)))
 	require.Equal(t, reads, g.profileReads.Load())
 	require.Len(t, g.sandbox.Messages(""), 3)
+}
+
+// TestRetryBudgetKeepsMailPendingThroughALongOutage: with a retry budget in
+// time, a provider that fails far longer than the old eight receives leaves
+// the mail pending, with its attempts and last error, each retry a delayed
+// copy of the message and nothing in the dead-letter queue; once the
+// provider answers, the mail goes out once, under the event's key.
+func TestRetryBudgetKeepsMailPendingThroughALongOutage(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{budget: 24 * time.Hour})
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	d := f.delivery(s.body, 1)
+	const attempts = 3 * maxReceiveCount
+	for attempt := 1; attempt <= attempts; attempt++ {
+		require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, d)), "the received message is acknowledged: its copy carries the retry")
+		copies := f.sqs.Copies()
+		require.Len(t, copies, attempt)
+		c := copies[attempt-1]
+		require.Equal(t, s.body, c.Body)
+		require.Equal(t, fmt.Sprint(attempt), c.Attributes["retry_attempt"])
+		require.NotEmpty(t, c.Attributes["retry_deadline"])
+		require.GreaterOrEqual(t, c.Delay, time.Second)
+		require.LessOrEqual(t, c.Delay, 30*time.Second, "the backoff is capped")
+		n := f.notification(t, s)
+		require.Equal(t, enrollment.NotificationPending, n.Status())
+		require.Equal(t, attempt, n.Attempts())
+		require.Contains(t, n.LastError(), "503 provider_unavailable")
+		d = f.redelivery(c)
+	}
+	require.Empty(t, f.sqs.DeadLetters())
+	require.Empty(t, f.sandbox.Messages(""))
+
+	f.faults(t, mailsandbox.FaultNone)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, d)))
+	msgs := f.sandbox.Messages("")
+	require.Len(t, msgs, 1)
+	require.Equal(t, "notify-"+s.event.EventID, msgs[0].IdempotencyKey)
+	n := f.notification(t, s)
+	require.Equal(t, enrollment.NotificationSent, n.Status())
+	require.Empty(t, n.LastError(), "a sent mail has no last error")
+	require.Len(t, f.sqs.Copies(), attempts, "no retry after the send")
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestDeadlinePassedFailsTheMail: a transient failure after the retry
+// budget's deadline fails the notification and dead-letters the message with
+// retry_deadline_passed and the last error.
+func TestDeadlinePassedFailsTheMail(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{budget: 24 * time.Hour})
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultError)
+	d := f.delivery(s.body, 1)
+	deadline := enrolledAt.Add(latency + 10*time.Second).Format(time.RFC3339Nano) // before the next retry could come
+	d = f.redelivery(sqsconsumertest.Copy{Body: d.Body, Attributes: map[string]string{
+		"type": "enrollment.created", "event_id": s.event.EventID, "retry_deadline": deadline, "retry_attempt": "40",
+	}})
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, d)))
+	n := f.notification(t, s)
+	require.Equal(t, enrollment.NotificationFailed, n.Status())
+	require.Contains(t, n.LastError(), "503 provider_unavailable")
+	dead := f.sqs.DeadLetters()
+	require.Len(t, dead, 1)
+	require.Equal(t, "retry_deadline_passed", dead[0].Attributes["dlq_code"])
+	require.Contains(t, dead[0].Attributes["dlq_reason"], "503 provider_unavailable")
+	require.Equal(t, "41", dead[0].Attributes["receive_count"])
+	require.NotContains(t, dead[0].Attributes, "retry_deadline", "a redrive starts a fresh budget")
+	require.Empty(t, f.sqs.Copies())
+}
+
+// TestCancelledEnrollmentIsNotMailed: an enrollment cancelled while its mail
+// was pending gets no mail; its notification says cancelled, and later
+// deliveries change nothing.
+func TestCancelledEnrollmentIsNotMailed(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{budget: 24 * time.Hour})
+	s := f.enrollStudent(t, "ada@example.com")
+	f.faults(t, mailsandbox.FaultError)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(s.body, 1))))
+	require.Equal(t, enrollment.NotificationPending, f.notification(t, s).Status())
+
+	_, err := f.enroll.Cancel(context.Background(), s.enrollmentID, s.id)
+	require.NoError(t, err)
+	f.faults(t, mailsandbox.FaultNone)
+	for range 2 {
+		require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.redelivery(f.sqs.Copies()[0]))))
+	}
+	require.Empty(t, f.sandbox.Messages(""), "no mail for a cancelled seat")
+	n := f.notification(t, s)
+	require.Equal(t, enrollment.NotificationCancelled, n.Status())
+	require.Equal(t, 2, n.Attempts(), "counted once before the cancellation; a cancelled notification counts no more")
+	require.Len(t, f.sqs.Copies(), 1, "not retried")
+	require.Empty(t, f.sqs.DeadLetters())
 }

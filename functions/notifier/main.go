@@ -56,13 +56,19 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 		Store:     st.Enrollments,
 		Addresses: Addresses{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
 		// Throttled sends wait inside the invocation (see PatientMailer),
-		// leaving time for one more send and for recording its outcome.
-		Mailer:  &PatientMailer{Next: mailer, Margin: timeout + 2*time.Second},
+		// leaving time for one more send and for recording its outcome; a
+		// provider that is down is probed, not hammered (see Breaker).
+		Mailer: &PatientMailer{
+			Next:   &Breaker{Next: mailer, ProbeInterval: cfg.ProbeInterval},
+			Margin: timeout + 2*time.Second,
+		},
 		Logger:  logger,
 		Metrics: os.Stdout,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return newHandler(cfg.Queue, sqs.NewFromConfig(awsCfg), n, logger)
+	queue := cfg.Queue
+	queue.RetryBudget, queue.BackoffCap = cfg.RetryBudget, cfg.BackoffCap
+	return newHandler(queue, sqs.NewFromConfig(awsCfg), n, logger)
 }

@@ -47,6 +47,9 @@ const (
 	// acceptance being recorded.
 	MetricNotificationLatency = "NotificationLatency"
 	MetricNotificationsSent   = "NotificationsSent"
+	// MetricContractConflicts counts provider 409s for an event's own key:
+	// the provider holds another payload under notify-<event_id>.
+	MetricContractConflicts = "NotificationContractConflicts"
 )
 
 // NotifierDeps are the Notifier's collaborators.
@@ -150,6 +153,19 @@ func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt 
 	if err != nil {
 		return fmt.Errorf("notify enrollment %s: begin attempt: %w", p.EnrollmentID, err)
 	}
+	if e.Notification().Status() == enrollment.NotificationCancelled {
+		n.log.InfoContext(ctx, "enrollment cancelled; its mail is not sent")
+		return nil
+	}
+	if e.Status() == enrollment.StatusCancelled {
+		// Cancelled while the mail was pending (an outage, a backlog): the
+		// student no longer has the seat the mail would confirm.
+		if _, err := n.store.ChangeNotification(ctx, p.EnrollmentID, enrollment.CancelledChange()); err != nil {
+			return fmt.Errorf("notify enrollment %s: record cancellation: %w", p.EnrollmentID, err)
+		}
+		n.log.InfoContext(ctx, "enrollment cancelled; its mail is not sent")
+		return nil
+	}
 
 	to, err := addresses.Address(ctx, p.StudentID, e.CapturedAddress())
 	if errors.Is(err, profile.ErrNoAddress) {
@@ -169,19 +185,24 @@ func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt 
 		}
 		return n.sent(ctx, env, p, receipt, to, e.Notification().Attempts())
 	case errors.Is(err, mail.ErrKeyReused):
-		// The key is this event's alone, so the provider accepted a message
-		// for this event in an earlier attempt whose answer was lost, with
-		// another payload: the address changed in between (address policy
-		// "current"). That message went out; a second one under a new key
-		// would be a duplicate. Record what happened.
-		n.log.WarnContext(ctx, "provider already holds this event's message with another payload; recording it as sent",
-			slog.Any("to", obs.Email(to)), obs.Err(err))
-		return n.sent(ctx, env, p, mail.Receipt{Replayed: true}, to, e.Notification().Attempts())
+		// The key is this event's alone and the mail's text depends on the
+		// event and the address only, so the provider holds another payload
+		// under it: an earlier attempt went to another address (the
+		// profile changed in between, address policy current), or the
+		// contract between us and the provider broke. Either way the mail
+		// the student should have is not known to be sent: never "sent"
+		// (pending becomes failed; unknown stays unknown, as the provider
+		// may have sent the earlier payload), a dead letter with code
+		// contract_conflict for a person to look at, and a metric.
+		n.contractConflict(ctx, env, p)
+		n.log.WarnContext(ctx, "provider holds another payload under this event's key", slog.Any("to", obs.Email(to)), obs.Err(err))
+		return n.record(ctx, p.EnrollmentID, enrollment.GiveUpChange(), fmt.Errorf("notify enrollment %s: contract conflict: %w", p.EnrollmentID, err))
 	case errors.Is(err, mail.ErrRejected):
 		return n.record(ctx, p.EnrollmentID, enrollment.FailedChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	case errors.Is(err, mail.ErrOutcomeUnknown):
 		// Never "failed" and never a new key: the retry with the same key
-		// finds out.
+		// finds out (unless this was the last attempt: then it stays
+		// unknown and the dead letter says why).
 		return n.record(ctx, p.EnrollmentID, enrollment.UnknownChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	default:
 		return n.retryLater(ctx, p.EnrollmentID, lastAttempt, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
@@ -224,22 +245,44 @@ func (n *Notifier) sent(ctx context.Context, env events.Envelope, p events.Enrol
 	return nil
 }
 
-// record applies a status change for an outcome and returns cause. If the
-// change cannot be written, the result is a transient error instead, so the
-// message is delivered again and the outcome recorded then.
+// contractConflict reports a provider 409 for the event's own key.
+func (n *Notifier) contractConflict(ctx context.Context, env events.Envelope, p events.EnrollmentCreated) {
+	err := emf.Entry{
+		Namespace:  obs.MetricsNamespace,
+		Dimensions: map[string]string{obs.DimFunction: functionName},
+		Metrics:    []emf.Metric{emf.Counter(MetricContractConflicts, 1)},
+		Properties: map[string]any{obs.KeyEventID: env.EventID, obs.KeyEnrollmentID: p.EnrollmentID},
+		Timestamp:  n.now(),
+	}.Emit(n.metrics)
+	if err != nil {
+		n.log.WarnContext(ctx, "could not emit metrics", obs.Err(err))
+	}
+}
+
+// record applies a status change for an outcome, with cause as the last
+// error, and returns cause. If the change cannot be written, the result is
+// a transient error instead, so the message is delivered again and the
+// outcome recorded then.
 func (n *Notifier) record(ctx context.Context, enrollmentID string, change enrollment.NotificationChange, cause error) error {
+	change = change.WithLastError(lastError(cause))
 	if _, err := n.store.ChangeNotification(ctx, enrollmentID, change); err != nil {
 		return fmt.Errorf("notify enrollment %s: record outcome of %q: %w", enrollmentID, cause.Error(), err)
 	}
 	return cause
 }
 
-// retryLater returns a transient cause; on the last attempt a pending
-// notification is recorded as failed first (an unknown one stays unknown:
-// the provider may have the message).
+// retryLater records the failed attempt's error and returns the transient
+// cause; on the last attempt (the retry budget is spent) a pending
+// notification is recorded as failed instead (an unknown one stays
+// unknown: the provider may have the message).
 func (n *Notifier) retryLater(ctx context.Context, enrollmentID string, lastAttempt bool, cause error) error {
 	if !lastAttempt {
-		return cause
+		return n.record(ctx, enrollmentID, enrollment.RetryChange(), cause)
 	}
 	return n.record(ctx, enrollmentID, enrollment.GiveUpChange(), cause)
+}
+
+// lastError is an error as a notification keeps it: without personal data.
+func lastError(err error) string {
+	return obs.RedactText(err.Error())
 }

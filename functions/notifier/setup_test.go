@@ -112,6 +112,8 @@ type options struct {
 	policy profile.AddressPolicy
 	// sandbox configures the mail sandbox; its clock is frozen unless set.
 	sandbox mailsandbox.Options
+	// budget is the consumer's retry budget in time (none unless set).
+	budget time.Duration
 }
 
 func setup(t *testing.T, opts options) *fixture {
@@ -157,6 +159,8 @@ func setup(t *testing.T, opts options) *fixture {
 		// test's output quiet and its clock fixed.
 		MaxReceiveCount: maxReceiveCount,
 		Metrics:         f.metrics,
+		RetryBudget:     opts.budget,
+		Now:             func() time.Time { return enrolledAt.Add(latency) },
 	}, f.sqs, n, logger)
 	require.NoError(t, err)
 	return f
@@ -215,6 +219,12 @@ func (f *fixture) delivery(body string, receiveCount int) lambdaevents.SQSMessag
 		attrs["type"], attrs["event_id"] = string(env.Type), env.EventID
 	}
 	return sqsconsumertest.Record(fmt.Sprintf("msg-%d", f.seq.Add(1)), body, receiveCount, enrolledAt, attrs)
+}
+
+// redelivery is the delivery of a retry's copy, as the queue hands it
+// back: its own message id, received once.
+func (f *fixture) redelivery(c sqsconsumertest.Copy) lambdaevents.SQSMessage {
+	return sqsconsumertest.Record(fmt.Sprintf("msg-%d", f.seq.Add(1)), c.Body, 1, enrolledAt, c.Attributes)
 }
 
 // deliver invokes the handler with one batch.

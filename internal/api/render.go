@@ -55,6 +55,9 @@ type notificationDocument struct {
 	Status   enrollment.NotificationStatus `json:"status"`
 	Attempts int                           `json:"attempts"`
 	SentAt   *time.Time                    `json:"sent_at,omitempty"`
+	// LastError is why the last failed attempt failed (pending, unknown
+	// or failed notifications); absent once sent.
+	LastError string `json:"last_error,omitempty"`
 }
 
 func renderEnrollment(e enrollment.Enrollment) enrollmentDocument {
@@ -62,7 +65,7 @@ func renderEnrollment(e enrollment.Enrollment) enrollmentDocument {
 	return enrollmentDocument{
 		EnrollmentID: e.ID(), ClassID: e.ClassID(), StudentID: e.StudentID(),
 		Status: e.Status(), CreatedAt: e.CreatedAt().UTC(), CancelledAt: optionalTime(e.CancelledAt()),
-		Notification: notificationDocument{Status: n.Status(), Attempts: n.Attempts(), SentAt: optionalTime(n.SentAt())},
+		Notification: notificationDocument{Status: n.Status(), Attempts: n.Attempts(), SentAt: optionalTime(n.SentAt()), LastError: n.LastError()},
 	}
 }
 

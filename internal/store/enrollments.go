@@ -18,19 +18,20 @@ import (
 )
 
 type enrollmentItem struct {
-	PK                   string `dynamodbav:"pk"`
-	SK                   string `dynamodbav:"sk"`
-	Entity               string `dynamodbav:"entity"`
-	EnrollmentID         string `dynamodbav:"enrollment_id"`
-	ClassID              string `dynamodbav:"class_id"`
-	StudentID            string `dynamodbav:"student_id"`
-	TeacherID            string `dynamodbav:"teacher_id"`
-	Status               string `dynamodbav:"status"`
-	CreatedAt            string `dynamodbav:"created_at"`
-	CancelledAt          string `dynamodbav:"cancelled_at,omitempty"`
-	NotificationStatus   string `dynamodbav:"notification_status"`
-	NotificationAttempts int    `dynamodbav:"notification_attempts"`
-	NotificationSentAt   string `dynamodbav:"notification_sent_at,omitempty"`
+	PK                    string `dynamodbav:"pk"`
+	SK                    string `dynamodbav:"sk"`
+	Entity                string `dynamodbav:"entity"`
+	EnrollmentID          string `dynamodbav:"enrollment_id"`
+	ClassID               string `dynamodbav:"class_id"`
+	StudentID             string `dynamodbav:"student_id"`
+	TeacherID             string `dynamodbav:"teacher_id"`
+	Status                string `dynamodbav:"status"`
+	CreatedAt             string `dynamodbav:"created_at"`
+	CancelledAt           string `dynamodbav:"cancelled_at,omitempty"`
+	NotificationStatus    string `dynamodbav:"notification_status"`
+	NotificationAttempts  int    `dynamodbav:"notification_attempts"`
+	NotificationSentAt    string `dynamodbav:"notification_sent_at,omitempty"`
+	NotificationLastError string `dynamodbav:"notification_last_error,omitempty"`
 	// CapturedEmail is set only under the at_enrollment address policy.
 	CapturedEmail string `dynamodbav:"captured_email,omitempty"`
 }
@@ -302,6 +303,10 @@ func (s *Enrollments) writeNotification(ctx context.Context, id string, k enroll
 		expr += ", notification_sent_at = :sent"
 		values[":sent"] = str(formatTime(k.SentAt))
 	}
+	if k.LastError != "" && k.To != enrollment.NotificationSent {
+		expr += ", notification_last_error = :lasterr"
+		values[":lasterr"] = str(k.LastError)
+	}
 	if k.CountAttempt {
 		expr += " ADD notification_attempts :one"
 		values[":one"] = num(1)
@@ -310,8 +315,9 @@ func (s *Enrollments) writeNotification(ctx context.Context, id string, k enroll
 		// Retention: an address captured at enrollment (at_enrollment
 		// policy) is kept only until the mail is sent, and goes in the
 		// write that says so. A failed mail keeps it: the dead letter's
-		// redrive must still be able to send.
-		expr += " REMOVE captured_email"
+		// redrive must still be able to send. A sent mail has no last
+		// error.
+		expr += " REMOVE captured_email, notification_last_error"
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.cfg.ClubTable),
@@ -341,10 +347,11 @@ func newEnrollmentItem(e enrollment.Snapshot) enrollmentItem {
 		PK: pk, SK: sk, Entity: "enrollment",
 		EnrollmentID: e.ID, ClassID: e.ClassID, StudentID: e.StudentID, TeacherID: e.TeacherID,
 		Status: string(e.Status), CreatedAt: formatTime(e.CreatedAt), CancelledAt: formatTime(e.CancelledAt),
-		NotificationStatus:   string(e.NotificationStatus),
-		NotificationAttempts: e.NotificationAttempts,
-		NotificationSentAt:   formatTime(e.NotificationSentAt),
-		CapturedEmail:        e.CapturedAddress,
+		NotificationStatus:    string(e.NotificationStatus),
+		NotificationAttempts:  e.NotificationAttempts,
+		NotificationSentAt:    formatTime(e.NotificationSentAt),
+		NotificationLastError: e.NotificationLastError,
+		CapturedEmail:         e.CapturedAddress,
 	}
 }
 
@@ -362,9 +369,10 @@ func (it enrollmentItem) enrollment() (enrollment.Enrollment, error) {
 	return enrollment.FromSnapshot(enrollment.Snapshot{
 		ID: it.EnrollmentID, ClassID: it.ClassID, StudentID: it.StudentID, TeacherID: it.TeacherID,
 		Status: enrollment.Status(it.Status), CreatedAt: times[0], CancelledAt: times[1],
-		NotificationStatus:   enrollment.NotificationStatus(it.NotificationStatus),
-		NotificationAttempts: it.NotificationAttempts,
-		NotificationSentAt:   times[2],
-		CapturedAddress:      it.CapturedEmail,
+		NotificationStatus:    enrollment.NotificationStatus(it.NotificationStatus),
+		NotificationAttempts:  it.NotificationAttempts,
+		NotificationSentAt:    times[2],
+		NotificationLastError: it.NotificationLastError,
+		CapturedAddress:       it.CapturedEmail,
 	}), nil
 }

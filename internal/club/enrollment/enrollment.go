@@ -88,17 +88,18 @@ func (e *Enrollment) Cancel(at time.Time) error {
 
 // Snapshot is the stored form of an enrollment.
 type Snapshot struct {
-	ID                   string
-	ClassID              string
-	StudentID            string
-	TeacherID            string
-	Status               Status
-	CreatedAt            time.Time
-	CancelledAt          time.Time // zero unless cancelled
-	NotificationStatus   NotificationStatus
-	NotificationAttempts int
-	NotificationSentAt   time.Time // zero unless sent
-	CapturedAddress      string    // "" unless the at_enrollment policy captured one
+	ID                    string
+	ClassID               string
+	StudentID             string
+	TeacherID             string
+	Status                Status
+	CreatedAt             time.Time
+	CancelledAt           time.Time // zero unless cancelled
+	NotificationStatus    NotificationStatus
+	NotificationAttempts  int
+	NotificationSentAt    time.Time // zero unless sent
+	NotificationLastError string    // "" unless an attempt failed since the last send
+	CapturedAddress       string    // "" unless the at_enrollment policy captured one
 }
 
 // FromSnapshot rehydrates a stored enrollment without validation.
@@ -106,7 +107,7 @@ func FromSnapshot(s Snapshot) Enrollment {
 	return Enrollment{
 		id: s.ID, classID: s.ClassID, studentID: s.StudentID, teacherID: s.TeacherID,
 		status: s.Status, createdAt: s.CreatedAt, cancelledAt: s.CancelledAt,
-		notification: Notification{status: s.NotificationStatus, attempts: s.NotificationAttempts, sentAt: s.NotificationSentAt},
+		notification: Notification{status: s.NotificationStatus, attempts: s.NotificationAttempts, sentAt: s.NotificationSentAt, lastError: s.NotificationLastError},
 		address:      s.CapturedAddress,
 	}
 }
@@ -116,10 +117,11 @@ func (e Enrollment) Snapshot() Snapshot {
 	return Snapshot{
 		ID: e.id, ClassID: e.classID, StudentID: e.studentID, TeacherID: e.teacherID,
 		Status: e.status, CreatedAt: e.createdAt, CancelledAt: e.cancelledAt,
-		NotificationStatus:   e.notification.status,
-		NotificationAttempts: e.notification.attempts,
-		NotificationSentAt:   e.notification.sentAt,
-		CapturedAddress:      e.address,
+		NotificationStatus:    e.notification.status,
+		NotificationAttempts:  e.notification.attempts,
+		NotificationSentAt:    e.notification.sentAt,
+		NotificationLastError: e.notification.lastError,
+		CapturedAddress:       e.address,
 	}
 }
 

@@ -24,7 +24,13 @@ const (
 	// may have accepted it and the answer was lost). A retry with the same
 	// provider idempotency key resolves it.
 	NotificationUnknown NotificationStatus = "unknown"
+	// NotificationCancelled: the enrollment was cancelled before the mail
+	// went out, so it will not be sent. Final.
+	NotificationCancelled NotificationStatus = "cancelled"
 )
+
+// maxLastError bounds the last error kept on a notification.
+const maxLastError = 512
 
 // ErrAlreadySent is returned by BeginAttempt when the message was already
 // sent: the notifier skips the provider call and acknowledges.
@@ -41,15 +47,24 @@ var ErrAlreadySent = errors.New("notification already sent")
 //	pending|failed|unknown ─MarkSent→ sent
 //	pending|unknown ─MarkFailed→ failed
 //	pending|failed|unknown ─MarkUnknown→ unknown
+//	pending|failed|unknown ─Cancel→ cancelled       cancelled is final
+//
+// A change may also record the last error of a failed attempt (see
+// NotificationChange.WithLastError); sending clears it.
 type Notification struct {
-	status   NotificationStatus
-	attempts int
-	sentAt   time.Time
+	status    NotificationStatus
+	attempts  int
+	sentAt    time.Time
+	lastError string
 }
 
 func (n Notification) Status() NotificationStatus { return n.status }
 func (n Notification) Attempts() int              { return n.attempts }
 func (n Notification) SentAt() time.Time          { return n.sentAt }
+
+// LastError is why the last failed attempt failed, "" if none did or the
+// mail was sent since.
+func (n Notification) LastError() string { return n.lastError }
 
 // BeginAttempt counts an attempt to send, before calling the provider. An
 // unknown status stays unknown: the new attempt is what will resolve it.
@@ -85,6 +100,24 @@ type NotificationCase struct {
 	CountAttempt bool
 	// SentAt, when not zero, becomes the sent time.
 	SentAt time.Time
+	// LastError, when not empty, becomes the last error. A case to sent
+	// clears it.
+	LastError string
+}
+
+// WithLastError returns c recording why the attempt failed in every case
+// (bounded; the caller redacts personal data first).
+func (c NotificationChange) WithLastError(msg string) NotificationChange {
+	if len(msg) > maxLastError {
+		msg = msg[:maxLastError-3] + "..."
+	}
+	cases := make([]NotificationCase, len(c.Cases))
+	for i, k := range c.Cases {
+		k.LastError = msg
+		cases[i] = k
+	}
+	c.Cases = cases
+	return c
 }
 
 // BeginAttemptChange counts an attempt: pending and failed become pending,
@@ -124,10 +157,29 @@ func UnknownChange() NotificationChange {
 
 // GiveUpChange is the last attempt's give-up: a pending notification
 // becomes failed, an unknown one stays unknown (the provider may have the
-// message).
+// message; the case exists so that WithLastError records why).
 func GiveUpChange() NotificationChange {
 	return NotificationChange{Cases: []NotificationCase{
 		{From: []NotificationStatus{NotificationPending}, To: NotificationFailed},
+		{From: []NotificationStatus{NotificationUnknown}, To: NotificationUnknown},
+	}}
+}
+
+// RetryChange records a failed attempt that will be retried: the status
+// stays as it is (pending, or unknown after a lost answer); chain
+// WithLastError to say why.
+func RetryChange() NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending}, To: NotificationPending},
+		{From: []NotificationStatus{NotificationUnknown}, To: NotificationUnknown},
+	}}
+}
+
+// CancelledChange records that the mail of a cancelled enrollment will not
+// be sent: anything but sent becomes cancelled.
+func CancelledChange() NotificationChange {
+	return NotificationChange{Cases: []NotificationCase{
+		{From: []NotificationStatus{NotificationPending, NotificationFailed, NotificationUnknown}, To: NotificationCancelled},
 	}}
 }
 
@@ -143,6 +195,12 @@ func (n *Notification) Apply(c NotificationChange) error {
 	}
 	if !k.SentAt.IsZero() {
 		n.sentAt = k.SentAt.UTC()
+	}
+	switch {
+	case k.To == NotificationSent:
+		n.lastError = ""
+	case k.LastError != "":
+		n.lastError = k.LastError
 	}
 	return nil
 }
