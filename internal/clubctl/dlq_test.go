@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/ops/queues"
@@ -189,5 +190,49 @@ func TestDLQErrors(t *testing.T) {
 			require.Contains(t, stderr, tt.wantErr)
 			require.Equal(t, 1, strings.Count(stderr, "clubctl: "), "one error line: %q", stderr)
 		})
+	}
+}
+
+// TestDLQRedriveReceivesNothingFromTheSourceQueue: the redrive measures the
+// age of the source queue's live traffic before it starts and while it
+// runs, and that measurement receives nothing: the messages waiting in the
+// source queue are never handed to anyone by it, so their receive count
+// (which the redrive policy counts toward the DLQ) does not move. Only the
+// consumer's receive, afterwards, is their first.
+func TestDLQRedriveReceivesNothingFromTheSourceQueue(t *testing.T) {
+	t.Parallel()
+	e := newStackEnv(t, true, nil)
+	e.send(t, "NotificationsQueue", 6, map[string]string{"type": "enrollment.created"}) // live traffic, waiting
+	e.send(t, "NotificationsDLQ", 25, deadLetterAttrs("retries_exhausted", "timeout", "evt"))
+
+	for _, args := range [][]string{
+		{"--dry-run"},
+		{"--max", "10", "--rate", "0"},
+		{"--rate", "5/s"}, // slow enough for the guard to check again while it runs
+	} {
+		code, _, stderr := runWith(t, e.at(0), append([]string{"dlq", "redrive", "--stack-file", e.stackFile, "--queue", "notifications"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+	}
+	require.Zero(t, e.depth(t, "NotificationsDLQ"))
+
+	out, err := e.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(e.stack.Queues["NotificationsQueue"]), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "31", out.Attributes["ApproximateNumberOfMessages"], "every message visible: none was received")
+	require.Equal(t, "0", out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+
+	seen := 0
+	for seen < 31 {
+		got, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(e.stack.Queues["NotificationsQueue"]), MaxNumberOfMessages: 10, VisibilityTimeout: 60,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount},
+		})
+		require.NoError(t, err)
+		require.NotEmpty(t, got.Messages, "received %d of 31", seen)
+		for _, m := range got.Messages {
+			require.Equal(t, "1", m.Attributes["ApproximateReceiveCount"], "the consumer's receive is the first")
+			seen++
+		}
 	}
 }

@@ -49,9 +49,9 @@ message, which nothing can absorb.
 It refuses (exit status 3) while the queue's oldest message is older than its
 work class allows: live traffic is late already, and a redrive would make it later.
 It checks again every 10 seconds while it runs and stops when the limit is
-breached. --force skips the check. The age comes from CloudWatch, or from a peek at
-message timestamps on the local cloud (--peek allows the peek elsewhere; see
-'clubctl status --help' for what a peek costs).
+breached. --force skips the check. The age comes from a read that receives nothing:
+CloudWatch on AWS, the local cloud's own record locally (--peek measures it from
+message timestamps instead; see 'clubctl status --help' for what a peek costs).
 
 --dry-run lists what would move and whether the check passes, and moves nothing.
 
@@ -81,7 +81,7 @@ redrive a bounded batch (--max 10), then the rest at a rate, watching
 	f.IntVar(&o.max, "max", 0, "most messages to move (0: all)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list what would move; move nothing")
 	f.BoolVar(&o.force, "force", false, "redrive even while the queue's oldest message breaches its class limit")
-	f.BoolVar(&o.peek, "peek", false, "measure the queue's age from message timestamps where CloudWatch has none (default: on for the local cloud only)")
+	f.BoolVar(&o.peek, "peek", false, "measure the queue's age from message timestamps where CloudWatch has none (each peek is a receive)")
 	_ = cmd.MarkFlagRequired("queue")
 	return cmd
 }
@@ -129,10 +129,8 @@ func runDLQRedrive(cmd *cobra.Command, g *Globals, o dlqRedriveOptions, peekSet 
 	if q.DLQURL == "" {
 		return fmt.Errorf("%s has no dead-letter queue", q.Name)
 	}
-	peek := IsLocal(t.stack)
-	if peekSet {
-		peek = o.peek
-	}
+	// The local cloud knows its ages without a receive: peek only when asked.
+	peek := peekSet && o.peek
 	var check func(ctx context.Context) error
 	if !o.force {
 		check = g.ageGuard(t, q, peek)

@@ -18,8 +18,10 @@
 // stack file (see package stackfile) and reach AWS through the standard SDK
 // configuration, pointed at the stack file's endpoint when none is
 // configured (Globals.AWSConfig). A stack file with an issuer key is the
-// local cloud's: there clubctl uses static credentials and allows peeking at
-// messages for their age, which it does not do on AWS unless asked.
+// local cloud's: there clubctl uses static credentials and reads queue ages
+// from the local cloud's own record (GET /_club/queues/age), as it reads
+// CloudWatch on AWS; neither receives a message. Peeking at messages for
+// their age (a receive each) happens only when asked (--peek).
 //
 // Long-running commands (dlq redrive, replay) stop between batches when the
 // context passed to Execute is cancelled (cmd/clubctl cancels it on Ctrl-C).

@@ -8,6 +8,16 @@ import (
 	"github.com/clubdev/club/internal/ops/queues"
 )
 
+// localAges is the local cloud's record of queue ages, which it reads
+// without receiving anything, unless the stack is not local or a peek was
+// asked for.
+func localAges(t *target, peek bool) *queues.LocalAges {
+	if peek || !IsLocal(t.stack) {
+		return nil
+	}
+	return &queues.LocalAges{Endpoint: t.stack.Endpoint}
+}
+
 // ageGuard returns a check that refuses (RefusedError) while the oldest
 // message of q is older than q's work class allows: extra messages would
 // make live traffic that is already late later still (SPEC §1.18: watch the
@@ -15,7 +25,7 @@ import (
 // cannot be told at all. Redrive and replay call it before they start and
 // again while they run.
 func (g *Globals) ageGuard(t *target, q queues.Queue, peek bool) func(context.Context) error {
-	prober := &queues.AgeProber{SQS: t.sqs, CloudWatch: g.clients.cloudWatch(t.aws), Peek: peek, Now: g.Now}
+	prober := &queues.AgeProber{SQS: t.sqs, CloudWatch: g.clients.cloudWatch(t.aws), Local: localAges(t, peek), Peek: peek, Now: g.Now}
 	return func(ctx context.Context) error {
 		if q.Class == nil {
 			return nil // no class, no age limit

@@ -96,7 +96,7 @@ Runbook: docs/runbooks/replay.md.`,
 	f.StringVar(&o.inboxRetention, "inbox-retention", "", "the consumer's inbox retention, like 7d (default: the stack's InboxRetentionDays)")
 	f.StringSliceVar(&o.types, "type", nil, "event types the consumer receives (default: from its SNS subscription's filter policy)")
 	f.BoolVar(&o.force, "force", false, "replay even while the consumer's queue breaches its class limit")
-	f.BoolVar(&o.peek, "peek", false, "measure the queue's age from message timestamps where CloudWatch has none (default: on for the local cloud only)")
+	f.BoolVar(&o.peek, "peek", false, "measure the queue's age from message timestamps where CloudWatch has none (each peek is a receive)")
 	_ = cmd.MarkFlagRequired("consumer")
 	cmd.MarkFlagsMutuallyExclusive("since", "from")
 	cmd.MarkFlagsOneRequired("since", "from")
@@ -177,10 +177,8 @@ func runReplay(ctx context.Context, g *Globals, o replayOptions, peekSet bool) e
 
 	var check func(context.Context) error
 	if !o.force {
-		peek := IsLocal(t.stack)
-		if peekSet {
-			peek = o.peek
-		}
+		// The local cloud knows its ages without a receive: peek only when asked.
+		peek := peekSet && o.peek
 		check = g.ageGuard(t, q, peek)
 	}
 	if o.dryRun {

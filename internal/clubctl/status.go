@@ -40,18 +40,19 @@ second") and the time to empty at that rate. "growing" means the queue does not
 drain at all: more arrives than is completed.
 
 Age of the oldest message: from CloudWatch's ApproximateAgeOfOldestMessage where
-the endpoint serves it (AWS; the value is a minute or a few old). Where it does
-not (the local cloud), from the SentTimestamp of the messages themselves, by a
-peek: receive them with a visibility timeout, look, and make them visible again
-at once. A peek never deletes or consumes a message, but every receive counts
-toward the queue's maxReceiveCount: a message one failure away from the limit
-goes to the DLQ at its next receive instead of being retried once more, and for
-the few milliseconds of the peek the messages are hidden from consumers. That is
-harmless on the local cloud, where the peek is on by default, and a real cost on
-AWS, where it is off unless you pass --peek. In-flight and delayed messages cannot
-be peeked; a peek that stops at --peek-limit reports the age as "≥". (On the local
-cloud a message a peek looked at may go on being counted as in flight until a
-consumer next receives from the queue: an artefact of the emulator's counters.)
+the endpoint serves it (AWS; the value is a minute or a few old). On the local
+cloud, from its own record of the messages each queue holds (GET
+<endpoint>/_club/queues/age, "(local)"), which receives nothing either; a "≥"
+there means SNS delivered messages no consumer has received yet.
+
+--peek measures it instead from the SentTimestamp of the messages themselves:
+receive them with a visibility timeout, look, and make them visible again at
+once. A peek never deletes or consumes a message, but every receive counts toward
+the queue's maxReceiveCount: a message one failure away from the limit goes to the
+DLQ at its next receive instead of being retried once more, and for the few
+milliseconds of the peek the messages are hidden from consumers. It is off unless
+you pass --peek. In-flight and delayed messages cannot be peeked; a peek that
+stops at --peek-limit reports the age as "≥".
 
 Stream lag: on the local cloud, the records each stream mapping has not delivered
 yet (GET <endpoint>/_club/stats); on AWS, the IteratorAge metric of each function.
@@ -73,7 +74,7 @@ Exit status 1 when a section could not be read (the rest is still printed).`,
 	}
 	f := cmd.Flags()
 	f.DurationVar(&o.sample, "sample", 2*time.Second, "time between the two depth samples of the drain rate (0: no drain rate)")
-	f.BoolVar(&o.peek, "peek", false, "compute ages from message timestamps where CloudWatch has none (default: on for the local cloud only)")
+	f.BoolVar(&o.peek, "peek", false, "compute ages from message timestamps where CloudWatch has none (each peek is a receive)")
 	f.IntVar(&o.peekLimit, "peek-limit", 100, "most messages a peek looks at per queue")
 	return cmd
 }
@@ -90,15 +91,13 @@ func runStatus(cmd *cobra.Command, g *Globals, o statusOptions, peekSet bool) er
 	if err != nil {
 		return err
 	}
-	peek := IsLocal(t.stack)
-	if peekSet {
-		peek = o.peek
-	}
+	// The local cloud knows its ages without a receive: peek only when asked.
+	peek := peekSet && o.peek
 	cw := g.clients.cloudWatch(t.aws)
 	c := &status.Collector{
 		SQS: t.sqs,
 		Ages: &queues.AgeProber{
-			SQS: t.sqs, CloudWatch: cw, Peek: peek,
+			SQS: t.sqs, CloudWatch: cw, Peek: peek, Local: localAges(t, peek),
 			PeekOptions: queues.PeekOptions{Limit: o.peekLimit}, Now: g.Now,
 		},
 		OutboxTable:  t.stack.Tables["OutboxTable"],

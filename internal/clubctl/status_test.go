@@ -108,8 +108,8 @@ func TestStatusOnTheLocalCloud(t *testing.T) {
 	code, stdout, stderr := runWith(t, e.at(ahead), "status", "--stack-file", e.stackFile, "--sample", "200ms")
 	require.Equal(t, 0, code, stderr)
 	require.Empty(t, stderr)
-	require.Regexp(t, `NotificationsQueue\s+urgent\s+30\s+0\s+0\s+1m1\ds \(peek\)\s+1m0s\s+BREACHED\s+2\s+steady`, stdout)
-	require.Regexp(t, `RosterQueue\s+consumer\s+5\s+0\s+0\s+1m1\ds \(peek\)\s+5m0s\s+ok\s+0\s+steady`, stdout)
+	require.Regexp(t, `NotificationsQueue\s+urgent\s+30\s+0\s+0\s+1m1\ds \(local\)\s+1m0s\s+BREACHED\s+2\s+steady`, stdout)
+	require.Regexp(t, `RosterQueue\s+consumer\s+5\s+0\s+0\s+1m1\ds \(local\)\s+5m0s\s+ok\s+0\s+steady`, stdout)
 	require.Regexp(t, `AnalyticsQueue\s+consumer\s+0\s+0\s+0\s+-\s+5m0s\s+ok\s+0\s+empty`, stdout)
 	require.Regexp(t, `RelayFailuresQueue\s+-\s+0\s+0\s+0\s+-\s+-\s+-\s+-\s+empty`, stdout)
 	require.Regexp(t, `Outbox: 1 unpublished, oldest 2m1\ds`, stdout)
@@ -124,7 +124,7 @@ func TestStatusOnTheLocalCloud(t *testing.T) {
 	n := out.Queues[1]
 	require.Equal(t, "NotificationsQueue", n.Name)
 	require.True(t, n.Breached)
-	require.Equal(t, "peek", n.AgeSource)
+	require.Equal(t, "local", n.AgeSource, "the local cloud's own record: no receive")
 	require.InDelta(t, out.At.Sub(sent).Seconds(), *n.OldestAgeSeconds, 1, "within a second of the truth")
 	require.Equal(t, 60.0, *n.MaxAgeSeconds)
 	require.EqualValues(t, 2, *n.DLQDepth)
@@ -150,13 +150,13 @@ func TestStatusShowsTheBulkClassWithItsMaxAge(t *testing.T) {
 
 	code, stdout, stderr := runWith(t, e.at(70*time.Second), "status", "--stack-file", e.stackFile, "--sample", "0")
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `ExportsQueue\s+bulk\s+4\s+0\s+0\s+1m1\ds \(peek\)\s+15m0s\s+ok\s+0`, stdout, "70 s is nothing for bulk work")
-	require.Regexp(t, `NotificationsQueue\s+urgent\s+1\s+0\s+0\s+1m1\ds \(peek\)\s+1m0s\s+BREACHED`, stdout, "but breaches the urgent class")
+	require.Regexp(t, `ExportsQueue\s+bulk\s+4\s+0\s+0\s+1m1\ds \(local\)\s+15m0s\s+ok\s+0`, stdout, "70 s is nothing for bulk work")
+	require.Regexp(t, `NotificationsQueue\s+urgent\s+1\s+0\s+0\s+1m1\ds \(local\)\s+1m0s\s+BREACHED`, stdout, "but breaches the urgent class")
 
 	code, stdout, stderr = runWith(t, e.at(16*time.Minute), "status", "--stack-file", e.stackFile, "--sample", "0")
 	require.Equal(t, 0, code, stderr)
-	// (The first run's peek left some messages in flight for a moment.)
-	require.Regexp(t, `ExportsQueue\s+bulk\s+\d\s+\d\s+0\s+16m\d+s \(peek\)\s+15m0s\s+BREACHED`, stdout)
+	// The first run received nothing: all four are still visible.
+	require.Regexp(t, `ExportsQueue\s+bulk\s+4\s+0\s+0\s+16m\d+s \(local\)\s+15m0s\s+BREACHED`, stdout)
 
 	// The stack's own value of the class parameter is the threshold.
 	e.stack.Outputs["BulkMaxAgeSeconds"] = "60"

@@ -32,6 +32,7 @@ import (
 	"github.com/clubdev/club/internal/localcloud/sfn"
 	sfnapi "github.com/clubdev/club/internal/localcloud/sfn/api"
 	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
+	"github.com/clubdev/club/internal/localcloud/sqsage"
 	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/stackfile"
 )
@@ -144,15 +145,18 @@ type Cloud struct {
 	stack *template.Stack
 	ready atomic.Bool
 
-	kumo     *kumo.Server
-	counter  *front.Counter
-	streams  *ddbstream.Log
-	runtime  *lambdart.Runtime
-	sfn      *sfn.Service
-	endpoint *http.Server
-	gateway  *gateway.Gateway
-	issuer   *issuer.Issuer
-	extras   []extra
+	kumo    *kumo.Server
+	counter *front.Counter
+	// queueAges watches the SQS calls to know each queue's oldest message
+	// without receiving (GET /_club/queues/age).
+	queueAges *sqsage.Tracker
+	streams   *ddbstream.Log
+	runtime   *lambdart.Runtime
+	sfn       *sfn.Service
+	endpoint  *http.Server
+	gateway   *gateway.Gateway
+	issuer    *issuer.Issuer
+	extras    []extra
 
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
@@ -258,6 +262,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.queueAges = sqsage.New(f.Kumo(), nil)
 	f.SetRoutes(front.Routes{
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
@@ -265,6 +270,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),
+		Fallback:      c.queueAges,
 	})
 	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(endpointLn) }()

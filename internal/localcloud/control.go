@@ -14,7 +14,8 @@ type Stats struct {
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
-// request counts (GET, and DELETE to reset), stats, readiness and the
+// request counts (GET, and DELETE to reset), stats, readiness, the age of a
+// queue's oldest message read without receiving (package sqsage) and the
 // fault-injection control (faults.go).
 func (c *Cloud) controlHandler() http.Handler {
 	mux := http.NewServeMux()
@@ -22,6 +23,13 @@ func (c *Cloud) controlHandler() http.Handler {
 	faults := faultControl()
 	mux.Handle("/_club/faults", faults)
 	mux.Handle("/_club/faults/hit", faults)
+	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
+		if c.queueAges == nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+			return
+		}
+		c.queueAges.Handler().ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /_club/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, c.Stats())
 	})

@@ -28,6 +28,10 @@ type Routes struct {
 	StepFunctions http.Handler
 	// Control serves the local cloud's own endpoints under /_club/.
 	Control http.Handler
+	// Fallback, when set, receives what no other route claims (SQS among
+	// it, the Query protocol already translated) and forwards it to kumo
+	// itself: the queue age tracker (package sqsage).
+	Fallback http.Handler
 }
 
 // Front is the endpoint's http.Handler.
@@ -108,7 +112,12 @@ func NewProxy(target *url.URL) *httputil.ReverseProxy {
 
 // SetRoutes replaces the routes. Call it before serving: handlers such as the
 // stream recorder need Kumo() to be built.
-func (f *Front) SetRoutes(routes Routes) { f.routes = routes }
+func (f *Front) SetRoutes(routes Routes) {
+	f.routes = routes
+	if routes.Fallback != nil {
+		f.fallback = sqsquery.New(routes.Fallback)
+	}
+}
 
 // Kumo returns the handler that forwards to kumo, for handlers (such as the
 // stream recorder) that sit in front of it.

@@ -27,6 +27,7 @@ import (
 	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
+	"github.com/clubdev/club/internal/localcloud/sqsage"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -38,7 +39,9 @@ const Region = "us-east-1"
 var kumoURL = sync.OnceValue(func() string { return kumo.NewServer().URL })
 
 // Endpoint starts a front for one test and returns its URL: requests under
-// /_club/ go to club (404 when nil), everything else to kumo.
+// /_club/ go to club (404 when nil), everything else to kumo, through the
+// local cloud's queue age tracker (package sqsage), which also answers GET
+// /_club/queues/age as the local cloud does.
 func Endpoint(t testing.TB, club http.Handler) string {
 	t.Helper()
 	target, err := url.Parse(kumoURL())
@@ -54,7 +57,12 @@ func Endpoint(t testing.TB, club http.Handler) string {
 		r.Header.Del("X-Amz-Crc32")
 		return nil
 	}
+	ages := sqsage.New(proxy, nil)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/_club/queues/age" {
+			ages.Handler().ServeHTTP(w, r)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/_club/") {
 			if club == nil {
 				http.NotFound(w, r)
@@ -63,7 +71,7 @@ func Endpoint(t testing.TB, club http.Handler) string {
 			club.ServeHTTP(w, r)
 			return
 		}
-		proxy.ServeHTTP(w, r)
+		ages.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
 		front.Close()

@@ -18,6 +18,9 @@ const (
 	// AgeCloudWatch: CloudWatch's ApproximateAgeOfOldestMessage, a minute
 	// or a few old.
 	AgeCloudWatch AgeSource = "cloudwatch"
+	// AgeLocal: the local cloud's own record of the messages it holds
+	// (LocalAges), read without receiving.
+	AgeLocal AgeSource = "local"
 	// AgePeek: the oldest SentTimestamp among the messages a peek saw.
 	AgePeek AgeSource = "peek"
 	// AgeInFlight: the peek saw no message: every one is leased by a
@@ -53,19 +56,23 @@ func (a Age) String() string {
 		return "-"
 	}
 	s := a.Oldest.Round(time.Second).String()
-	if a.Source == AgePeek && !a.Complete {
+	if (a.Source == AgePeek || a.Source == AgeLocal) && !a.Complete {
 		s = "≥" + s
 	}
 	return s + " (" + string(a.Source) + ")"
 }
 
 // AgeProber finds the age of a queue's oldest message: from CloudWatch where
-// the endpoint serves the metric, else, when Peek is set, from the
-// SentTimestamp of the messages themselves (see Peek for what a peek costs).
+// the endpoint serves the metric, else from the local cloud's own record
+// when Local is set (neither receives anything), else, when Peek is set,
+// from the SentTimestamp of the messages themselves (see Peek for what a
+// peek costs: a receive per message).
 type AgeProber struct {
 	SQS PeekAPI
 	// CloudWatch may be nil (no metrics to ask).
 	CloudWatch cwmetric.CloudWatch
+	// Local, when set, reads the local cloud's ages (LocalAges).
+	Local *LocalAges
 	// Peek allows the fallback to a peek.
 	Peek        bool
 	PeekOptions PeekOptions
@@ -89,6 +96,9 @@ func (p *AgeProber) OldestAge(ctx context.Context, url string, d Depth) (Age, er
 			age := time.Duration(pt.Value*float64(time.Second)) + max(now.Sub(pt.At), 0)
 			return Age{Oldest: age, Source: AgeCloudWatch, Complete: true}, nil
 		}
+	}
+	if p.Local != nil {
+		return p.Local.Oldest(ctx, url, now)
 	}
 	if !p.Peek {
 		return Age{Source: AgeUnknown, Note: "no CloudWatch datapoint; --peek reads message timestamps (costs one receive per message)"}, nil
