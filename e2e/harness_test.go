@@ -58,15 +58,20 @@ func runMain(m *testing.M) int {
 			logs = os.Stderr
 		}
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
-			ModuleRoot:     root,
-			TemplatePath:   filepath.Join(root, "infra/template.yaml"),
-			StateDir:       dir,
-			EndpointAddr:   freeAddr(),
-			APIAddr:        freeAddr(),
-			MailAddr:       freeAddr(),
-			PaymentAddr:    freeAddr(),
-			ScheduleSpeed:  10,
-			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10"}, // the test of expiry waits seconds
+			ModuleRoot:    root,
+			TemplatePath:  filepath.Join(root, "infra/template.yaml"),
+			StateDir:      dir,
+			EndpointAddr:  freeAddr(),
+			APIAddr:       freeAddr(),
+			MailAddr:      freeAddr(),
+			PaymentAddr:   freeAddr(),
+			ScheduleSpeed: 10,
+			Parameters: map[string]string{
+				"ExportUrlExpirySeconds": "10", // the test of expiry waits seconds
+				// The outage test needs 20 failed attempts per mail: at
+				// most 2 s between them instead of 30 s (make run keeps 30).
+				"NotificationRetryCapSeconds": "2",
+			},
 			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
 			FunctionOutput: logs,
 		})

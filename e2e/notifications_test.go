@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+)
+
+// notification is the notification of an enrollment as GET /enrollments/{id}
+// shows it.
+type notification struct {
+	Status    string `json:"status"`
+	Attempts  int    `json:"attempts"`
+	LastError string `json:"last_error"`
+}
+
+func notificationOf(t *testing.T, student user, enrollmentID string) notification {
+	t.Helper()
+	r := call(t, student, http.MethodGet, "/enrollments/"+enrollmentID, nil)
+	require.Equal(t, http.StatusOK, r.status, string(r.raw))
+	var doc struct {
+		Notification notification `json:"notification"`
+	}
+	require.NoError(t, json.Unmarshal(r.raw, &doc))
+	return doc.Notification
+}
+
+// queueDepth is every message a queue holds: visible, in flight and
+// delayed.
+func queueDepth(t *testing.T, queue string) int {
+	t.Helper()
+	out, err := stack.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(stack.file.Queues[queue]),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		},
+	})
+	require.NoError(t, err)
+	n := 0
+	for _, v := range out.Attributes {
+		k, err := strconv.Atoi(v)
+		require.NoError(t, err)
+		n += k
+	}
+	return n
+}
+
+// mailStats are the mail sandbox's counters.
+func mailStats(t *testing.T) (sendRequests, faulted float64) {
+	t.Helper()
+	st := sandbox(t, stack.file.MailURL, http.MethodGet, "/_sandbox/stats", nil)
+	faulted, _ = st["faults_injected"].(float64)
+	for _, k := range []string{"accepted", "replayed", "rate_limited", "conflicts", "rejected", "faults_injected"} {
+		v, _ := st[k].(float64)
+		sendRequests += v
+	}
+	return sendRequests, faulted
+}
+
+// Must-show 1: the mail provider fails for far longer than the old budget of
+// eight receives (at least 20 failed attempts per mail). Nothing reaches
+// NotificationsDLQ; every notification stays pending with its attempts
+// counting and the last error; the provider is probed, not hammered; once
+// it answers, every mail goes out exactly once, within a minute.
+func TestMailOwedThroughALongOutage(t *testing.T) {
+	const mails, failedAttempts = 10, 20
+	dlqBefore := queueDepth(t, "NotificationsDLQ")
+	setMailFaults(t, map[string]any{"mode": "error", "rate": 1})
+	_, faultedBefore := mailStats(t)
+	classID, _ := newClass(t, mails)
+	students := make([]user, mails)
+	ids := make([]string, mails)
+	for i := range students {
+		students[i] = newUser(t, "student")
+		r := enroll(t, students[i], classID, id("key"))
+		require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+		ids[i] = r.str("enrollment_id")
+	}
+
+	attempts := make([]int, mails)
+	eventually(t, 5*time.Minute, "20 failed attempts per mail", func() bool {
+		for i, s := range students {
+			n := notificationOf(t, s, ids[i])
+			require.Equal(t, "pending", n.Status, "a mail inside its retry budget is pending")
+			require.Empty(t, mailTo(t, s.email))
+			if attempts[i] = n.Attempts; n.Attempts > 1 {
+				require.Contains(t, n.LastError, "mail provider", "the last error says why")
+			}
+		}
+		for _, a := range attempts {
+			if a < failedAttempts {
+				return false
+			}
+		}
+		return true
+	})
+	require.Equal(t, dlqBefore, queueDepth(t, "NotificationsDLQ"), "nothing dead-lettered during the outage")
+
+	// Pressure: the provider saw far fewer calls than there were attempts.
+	_, faultedAfter := mailStats(t)
+	total := 0
+	for _, a := range attempts {
+		total += a
+	}
+	calls := int(faultedAfter - faultedBefore)
+	t.Logf("outage: %d attempts for %d mails, %d provider calls (%.2f per attempt)", total, mails, calls, float64(calls)/float64(total))
+	require.Less(t, 2*calls, total, "the breaker probes a dead provider instead of calling it for every attempt")
+
+	recovered := time.Now()
+	sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+	eventually(t, 60*time.Second, "every pending mail sent within a minute of recovery", func() bool {
+		for i, s := range students {
+			if notificationOf(t, s, ids[i]).Status != "sent" {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("recovery: every mail sent %s after the provider answered", time.Since(recovered).Round(100*time.Millisecond))
+	for i, s := range students {
+		msgs := mailTo(t, s.email)
+		require.Len(t, msgs, 1, "exactly once")
+		require.Contains(t, msgs[0]["text"], ids[i])
+		n := notificationOf(t, s, ids[i])
+		require.Empty(t, n.LastError, "a sent mail has no last error")
+	}
+	require.Equal(t, dlqBefore, queueDepth(t, "NotificationsDLQ"))
+}
+
+// Must-show 2: the provider answers 409 for the event's own key (it holds
+// another payload under notify-<event_id>: the first attempt's answer was
+// lost and the student changed address before the retry). The message
+// reaches NotificationsDLQ with contract_conflict, the notification is not
+// sent, and no second mail goes out.
+func TestProviderConflictIsDeadLettered(t *testing.T) {
+	setMailFaults(t, map[string]any{"mode": "accept_then_drop", "rate": 1})
+	classID, _ := newClass(t, 10)
+	student := newUser(t, "student")
+	r := enroll(t, student, classID, id("key"))
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	enrollmentID := r.str("enrollment_id")
+	eventually(t, 30*time.Second, "the answer was lost", func() bool {
+		return notificationOf(t, student, enrollmentID).Status == "unknown"
+	})
+	newAddress := strings.Replace(student.email, "@", ".new@", 1)
+	p := call(t, student, http.MethodPut, "/me/profile", map[string]any{"email": newAddress, "display_name": "Moved"})
+	require.Equal(t, http.StatusOK, p.status, string(p.raw))
+	var env struct {
+		EventID string `json:"event_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(outboxEnvelope(t, enrollmentID)), &env))
+	sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+
+	var dead *sqstypes.Message
+	eventually(t, 60*time.Second, "the conflict reached NotificationsDLQ", func() bool {
+		for _, m := range receiveAll(t, "NotificationsDLQ") {
+			if attr(m, "event_id") == env.EventID {
+				dead = &m
+				return true
+			}
+		}
+		return false
+	})
+	require.Equal(t, "contract_conflict", attr(*dead, "dlq_code"))
+	require.Contains(t, attr(*dead, "dlq_reason"), "idempotency_key_reused")
+	n := notificationOf(t, student, enrollmentID)
+	require.NotEqual(t, "sent", n.Status)
+	require.Contains(t, n.LastError, "contract conflict")
+	require.Len(t, mailTo(t, student.email), 1, "the first payload, accepted once")
+	require.Empty(t, mailTo(t, newAddress), "no second mail under another payload")
+	// Leave the dead letter for no other test to trip on.
+	_, err := stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{
+		QueueUrl: aws.String(stack.file.Queues["NotificationsDLQ"]), ReceiptHandle: dead.ReceiptHandle,
+	})
+	require.NoError(t, err)
+}
+
+// An enrollment cancelled while its mail is pending gets no mail, and its
+// notification says so.
+func TestCancelledEnrollmentIsNotMailed(t *testing.T) {
+	setMailFaults(t, map[string]any{"mode": "error", "rate": 1})
+	classID, _ := newClass(t, 10)
+	student := newUser(t, "student")
+	r := enroll(t, student, classID, id("key"))
+	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	enrollmentID := r.str("enrollment_id")
+	eventually(t, 30*time.Second, "the notifier tried", func() bool {
+		return notificationOf(t, student, enrollmentID).Attempts >= 1
+	})
+	c := call(t, student, http.MethodDelete, "/enrollments/"+enrollmentID, nil)
+	require.Equal(t, http.StatusOK, c.status, string(c.raw))
+	sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+	eventually(t, 60*time.Second, "the notification says cancelled", func() bool {
+		return notificationOf(t, student, enrollmentID).Status == "cancelled"
+	})
+	require.Empty(t, mailTo(t, student.email))
+}
