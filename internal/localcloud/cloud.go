@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,10 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sivchari/kumo"
 
+	"github.com/clubdev/club/internal/localcloud/alarms"
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
 	"github.com/clubdev/club/internal/localcloud/esm"
 	"github.com/clubdev/club/internal/localcloud/front"
@@ -320,6 +323,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		apiLn.Close()
 		return nil, err
 	}
+	if err := c.startAlarms(ctx, runCtx, awsCfg, res); err != nil {
+		apiLn.Close()
+		return nil, err
+	}
 
 	c.issuer, err = issuer.Open(issuerURL, filepath.Join(cfg.StateDir, "issuer-key.pem"))
 	if err != nil {
@@ -574,6 +581,35 @@ func (c *Cloud) run(ctx context.Context, name string, fn func(context.Context) e
 			c.log.Error("worker stopped", "worker", name, "error", err)
 		}
 	}()
+}
+
+// startAlarms creates the template's alarms in the emulator and evaluates
+// them from now on (package alarms), so that they fire locally and notify
+// their topics as on AWS.
+func (c *Cloud) startAlarms(ctx, runCtx context.Context, awsCfg aws.Config, res *provision.Result) error {
+	if len(c.stack.Alarms) == 0 {
+		return nil
+	}
+	urls := make(map[string]string, len(res.Queues))
+	for _, u := range res.Queues {
+		urls[u[strings.LastIndexByte(u, '/')+1:]] = u
+	}
+	ev := &alarms.Evaluator{
+		Alarms:     c.stack.Alarms,
+		CloudWatch: cloudwatch.NewFromConfig(awsCfg),
+		SQS:        sqs.NewFromConfig(awsCfg),
+		Ages: func(url string) (float64, bool) {
+			a := c.queueAges.Oldest(url)
+			return a.AgeSeconds, a.OldestSentAt != nil
+		},
+		QueueURLs: urls,
+		Log:       c.log.With("component", "alarms"),
+	}
+	if err := ev.Create(ctx); err != nil {
+		return fmt.Errorf("alarms: %w", err)
+	}
+	c.run(runCtx, "alarms", ev.Run)
+	return nil
 }
 
 // gatewayConfig maps the template's HTTP APIs onto the local gateway. The

@@ -128,6 +128,10 @@
 //	AWS::CloudWatch::Alarm         all properties                             kept as data (the emulator never evaluates alarms)
 //	                               EvaluateLowSampleCountPercentile           ignored
 //	AWS::SSM::Parameter            AllowedPattern, DataType, Policies, Tier   ignored
+//	AWS::KMS::Key                  Description                                resolved only (Ref: the logical id, Arn);
+//	                               KeyPolicy, EnableKeyRotation, KeySpec,     nothing is created: the emulated services
+//	                               KeyUsage, MultiRegion, Enabled, Origin,    do not encrypt
+//	                               PendingWindowInDays, Tags
 //	AWS::Logs::LogGroup            RetentionInDays                            kept as data
 //	                               KmsKeyId, LogGroupClass,                   ignored
 //	                               DataProtectionPolicy

@@ -25,6 +25,7 @@ const (
 	typeAlarm        = "AWS::CloudWatch::Alarm"
 	typeSSMParameter = "AWS::SSM::Parameter"
 	typeLogGroup     = "AWS::Logs::LogGroup"
+	typeKMSKey       = "AWS::KMS::Key"
 
 	typeUserPool       = "AWS::Cognito::UserPool"
 	typeUserPoolClient = "AWS::Cognito::UserPoolClient"
@@ -62,6 +63,7 @@ func init() {
 		typeAlarm:        {nameProperty: "AlarmName", refs: alarmRefs, build: buildAlarm},
 		typeSSMParameter: {nameProperty: "Name", refs: ssmParameterRefs, build: buildSSMParameter},
 		typeLogGroup:     {nameProperty: "LogGroupName", refs: logGroupRefs, build: buildLogGroup},
+		typeKMSKey:       {refs: kmsKeyRefs, build: buildKMSKey},
 
 		typeUserPool:       {refs: userPoolRefs, build: buildUserPool},
 		typeUserPoolClient: {refs: userPoolClientRefs, build: buildUserPoolClient},
@@ -601,6 +603,30 @@ func buildLogGroup(b *builder, in resourceInput) error {
 		RetentionInDays: p.RetentionInDays.or(0),
 	})
 	return nil
+}
+
+// kmsKeyRefs: a key's Ref is its key id (here the logical id, as no key is
+// created), its Arn the key's ARN.
+func kmsKeyRefs(r *resolver, id string, _ *rawResource, _ string) (*resourceRefs, error) {
+	return &resourceRefs{ref: id, attrs: map[string]string{"Arn": r.arn("kms", "key/"+id), "KeyId": id}}, nil
+}
+
+// buildKMSKey keeps nothing: the emulated services do not encrypt, so a
+// key only has to resolve where a resource names it (KmsMasterKeyId).
+func buildKMSKey(_ *builder, in resourceInput) error {
+	var p struct {
+		Description         string
+		KeyPolicy           ignored
+		EnableKeyRotation   ignored
+		KeySpec             ignored
+		KeyUsage            ignored
+		MultiRegion         ignored
+		PendingWindowInDays ignored
+		Enabled             ignored
+		Origin              ignored
+		Tags                ignored
+	}
+	return decodeStrict(in.props, &p)
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
