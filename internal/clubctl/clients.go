@@ -13,6 +13,7 @@ import (
 	"github.com/clubdev/club/internal/ops/cwmetric"
 	"github.com/clubdev/club/internal/ops/queues"
 	"github.com/clubdev/club/internal/ops/stackimport"
+	"github.com/clubdev/club/internal/ops/status"
 	"github.com/clubdev/club/internal/stackfile"
 )
 
@@ -23,12 +24,16 @@ import (
 type clients struct {
 	cloudFormation func(aws.Config) stackimport.CloudFormation
 	cloudWatch     func(aws.Config) cwmetric.CloudWatch
+	// alarms reads alarm states (CloudWatch on AWS; on the local cloud the
+	// emulator, whose alarms its evaluator sets).
+	alarms func(aws.Config) status.AlarmDescriber
 }
 
 func sdkClients() clients {
 	return clients{
 		cloudFormation: func(cfg aws.Config) stackimport.CloudFormation { return cloudformation.NewFromConfig(cfg) },
 		cloudWatch:     func(cfg aws.Config) cwmetric.CloudWatch { return cloudwatch.NewFromConfig(cfg) },
+		alarms:         func(cfg aws.Config) status.AlarmDescriber { return cloudwatch.NewFromConfig(cfg) },
 	}
 }
 

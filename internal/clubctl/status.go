@@ -57,6 +57,10 @@ stops at --peek-limit reports the age as "≥".
 Stream lag: on the local cloud, the records each stream mapping has not delivered
 yet (GET <endpoint>/_club/stats); on AWS, the IteratorAge metric of each function.
 
+Alarms: the stack's alarms (those that notify its ops topic, output OpsTopicArn)
+now in state ALARM, with the reason and the description, which names the runbook.
+On the local cloud its own evaluator sets the states (docs/local-cloud.md).
+
 Exit status 1 when a section could not be read (the rest is still printed).`,
 		Example: `  # The local cloud
   clubctl status
@@ -101,6 +105,8 @@ func runStatus(cmd *cobra.Command, g *Globals, o statusOptions, peekSet bool) er
 			PeekOptions: queues.PeekOptions{Limit: o.peekLimit}, Now: g.Now,
 		},
 		OutboxTable:  t.stack.Tables["OutboxTable"],
+		Alarms:       g.clients.alarms(t.aws),
+		OpsTopicARN:  t.stack.Outputs["OpsTopicArn"],
 		SagaDeployed: len(t.stack.StateMachines) > 0,
 		Sample:       o.sample,
 		Now:          g.Now,
@@ -139,7 +145,16 @@ type statusOutput struct {
 	Outbox        *outboxOutput   `json:"outbox"`
 	Streams       []streamOutput  `json:"streams"`
 	Purchases     purchasesOutput `json:"purchases"`
-	Problems      []string        `json:"problems,omitempty"`
+	// Alarms are the alarms in state ALARM; null when not read.
+	Alarms   []alarmOutput `json:"alarms"`
+	Problems []string      `json:"problems,omitempty"`
+}
+
+type alarmOutput struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Reason      string    `json:"reason"`
+	Since       time.Time `json:"since"`
 }
 
 type queueOutput struct {
@@ -224,6 +239,12 @@ func statusJSON(r *status.Report, sample time.Duration) statusOutput {
 			so.AgeSeconds = seconds(*s.Age)
 		}
 		out.Streams = append(out.Streams, so)
+	}
+	if r.AlarmsRead {
+		out.Alarms = []alarmOutput{}
+		for _, a := range r.Alarms {
+			out.Alarms = append(out.Alarms, alarmOutput{Name: a.Name, Description: a.Description, Reason: a.Reason, Since: a.Since.UTC()})
+		}
 	}
 	out.Purchases = purchasesOutput{Deployed: r.Purchases.Deployed, ByStatus: r.Purchases.ByStatus, Note: r.Purchases.Note}
 	for _, s := range status.AttentionStatuses {
@@ -316,6 +337,17 @@ func printStatus(w io.Writer, r *status.Report, sample time.Duration) error {
 			parts = append(parts, part)
 		}
 		fmt.Fprintf(&b, "Purchases: %s\n", strings.Join(parts, ", "))
+	}
+
+	switch {
+	case !r.AlarmsRead:
+	case len(r.Alarms) == 0:
+		b.WriteString("Alarms: none in ALARM\n")
+	default:
+		fmt.Fprintf(&b, "Alarms in ALARM: %d\n", len(r.Alarms))
+		for _, a := range r.Alarms {
+			fmt.Fprintf(&b, "  %s since %s: %s\n    %s\n", a.Name, a.Since.UTC().Format(time.RFC3339), a.Reason, a.Description)
+		}
 	}
 
 	for _, n := range notes {

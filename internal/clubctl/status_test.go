@@ -15,10 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/localcloud/alarms"
+	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/ops/cwmetric"
 	"github.com/clubdev/club/internal/ops/opstest"
 	"github.com/clubdev/club/internal/stackfile"
@@ -273,4 +276,65 @@ func TestStatusCountsPurchasesWhenTheSagaIsDeployed(t *testing.T) {
 	code, stdout, stderr := runWith(t, e.at(0, noMetrics), "status", "--stack-file", e.stackFile, "--sample", "0")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "Purchases: none\n", "the fixture's table holds a class and no purchase")
+}
+
+// TestStatusShowsTheAlarmsInAlarm: the stack's alarms, evaluated by the
+// local cloud's evaluator, are read back with DescribeAlarms: one in ALARM
+// is listed with its reason and its description (the runbook); another
+// stack's alarm in ALARM (it notifies another topic) is not.
+func TestStatusShowsTheAlarmsInAlarm(t *testing.T) {
+	t.Parallel()
+	stats := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"stream_mappings":{}}`)
+	})
+	e := newStackEnv(t, true, stats)
+	ctx := context.Background()
+	cfg := opstest.AWSConfig(e.endpoint)
+	snsc := sns.NewFromConfig(cfg)
+	ops, err := snsc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(opstest.Name(t, "ops"))})
+	require.NoError(t, err)
+	other, err := snsc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(opstest.Name(t, "other-ops"))})
+	require.NoError(t, err)
+	e.stack.Outputs["OpsTopicArn"] = *ops.TopicArn
+	require.NoError(t, e.stack.Save(e.stackFile))
+
+	dlqName := e.stack.Queues["NotificationsDLQ"][strings.LastIndexByte(e.stack.Queues["NotificationsDLQ"], '/')+1:]
+	depth := func(name, topic string) template.Alarm {
+		return template.Alarm{
+			Name: name, Description: "Notifications reached the DLQ (runbook docs/runbooks/dlq-redrive.md).",
+			Namespace: "AWS/SQS", MetricName: "ApproximateNumberOfMessagesVisible",
+			Dimensions: []template.Dimension{{Name: "QueueName", Value: dlqName}},
+			Statistic:  "Maximum", Period: time.Minute, EvaluationPeriods: 1,
+			ComparisonOperator: "GreaterThanThreshold", TreatMissingData: "notBreaching", ActionsEnabled: true,
+			AlarmActions: []string{topic}, OKActions: []string{topic},
+		}
+	}
+	ours, theirs := opstest.Name(t, "dlq-depth"), opstest.Name(t, "their-dlq-depth")
+	ev := &alarms.Evaluator{
+		Alarms:     []template.Alarm{depth(ours, *ops.TopicArn), depth(theirs, *other.TopicArn)},
+		CloudWatch: cloudwatch.NewFromConfig(cfg), SQS: e.sqs,
+		QueueURLs: map[string]string{dlqName: e.stack.Queues["NotificationsDLQ"]},
+	}
+	require.NoError(t, ev.Create(ctx))
+	require.NoError(t, ev.Evaluate(ctx))
+
+	code, stdout, stderr := runWith(t, e.at(0), "status", "--stack-file", e.stackFile, "--sample", "0")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "Alarms: none in ALARM")
+
+	e.send(t, "NotificationsDLQ", 1, nil)
+	require.NoError(t, ev.Evaluate(ctx))
+	code, stdout, stderr = runWith(t, e.at(0), "status", "--stack-file", e.stackFile, "--sample", "0")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "Alarms in ALARM: 1")
+	require.Regexp(t, ours+` since \S+: Threshold Crossed: AWS/SQS ApproximateNumberOfMessagesVisible = 1`, stdout)
+	require.Contains(t, stdout, "docs/runbooks/dlq-redrive.md")
+	require.NotContains(t, stdout, theirs, "another stack's alarm")
+
+	code, stdout, stderr = runWith(t, e.at(0), "status", "--stack-file", e.stackFile, "--sample", "0", "--json")
+	require.Equal(t, 0, code, stderr)
+	var out statusOutput
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	require.Len(t, out.Alarms, 1)
+	require.Equal(t, ours, out.Alarms[0].Name)
 }

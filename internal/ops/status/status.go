@@ -55,6 +55,10 @@ type Report struct {
 	Outbox    *Outbox
 	Streams   []StreamLag
 	Purchases Purchases
+	// Alarms are the alarms in state ALARM; AlarmsRead is false when no
+	// CloudWatch was asked.
+	Alarms     []Alarm
+	AlarmsRead bool
 	// Problems are the sections that could not be read; the rest of the
 	// report stands.
 	Problems []string
@@ -72,6 +76,10 @@ type Collector struct {
 	// counts its purchases (nil: nothing to count them in).
 	SagaDeployed bool
 	Purchases    PurchaseCounter
+	// Alarms reads the alarms' states (nil: not shown); OpsTopicARN keeps
+	// the stack's own (see ReadAlarms).
+	Alarms      AlarmDescriber
+	OpsTopicARN string
 	// Sample is the time between the two depth samples the drain rate comes
 	// from; 0 takes one sample and measures no drain.
 	Sample time.Duration
@@ -124,6 +132,14 @@ func (c *Collector) Collect(ctx context.Context, cat *queues.Catalog) (*Report, 
 		r.Streams = lags
 	}
 	r.Purchases = c.purchases(ctx, r)
+	if c.Alarms != nil {
+		alarms, err := ReadAlarms(ctx, c.Alarms, c.OpsTopicARN)
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+		} else {
+			r.Alarms, r.AlarmsRead = alarms, true
+		}
+	}
 
 	if c.Sample > 0 {
 		if err := sleepUntil(ctx, started.Add(c.Sample)); err != nil {
