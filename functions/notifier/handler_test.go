@@ -391,6 +391,7 @@ func TestRetryBudgetKeepsMailPendingThroughALongOutage(t *testing.T) {
 	}
 	require.Empty(t, f.sqs.DeadLetters())
 	require.Empty(t, f.sandbox.Messages(""))
+	require.Contains(t, f.metrics.String(), `"PendingNotificationAge":1.5`, "how long the mail is owed, for the alarm")
 
 	f.faults(t, mailsandbox.FaultNone)
 	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, d)))

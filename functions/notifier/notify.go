@@ -47,6 +47,11 @@ const (
 	// acceptance being recorded.
 	MetricNotificationLatency = "NotificationLatency"
 	MetricNotificationsSent   = "NotificationsSent"
+	// MetricPendingAge is, for each failed attempt that will be retried, how
+	// long the mail has been owed (now − the event's occurred_at), in
+	// seconds. With retries as fresh copies the queue's own age no longer
+	// shows a long outage; this does (NotificationsPendingAlarm).
+	MetricPendingAge = "PendingNotificationAge"
 	// MetricContractConflicts counts provider 409s for an event's own key:
 	// the provider holds another payload under notify-<event_id>.
 	MetricContractConflicts = "NotificationContractConflicts"
@@ -205,7 +210,25 @@ func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt 
 		// unknown and the dead letter says why).
 		return n.record(ctx, p.EnrollmentID, enrollment.UnknownChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	default:
+		n.stillPending(ctx, env, lastAttempt)
 		return n.retryLater(ctx, p.EnrollmentID, lastAttempt, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
+	}
+}
+
+// stillPending reports how long a mail that will be retried has been owed.
+func (n *Notifier) stillPending(ctx context.Context, env events.Envelope, lastAttempt bool) {
+	if lastAttempt {
+		return
+	}
+	now := n.now()
+	err := emf.Entry{
+		Namespace:  obs.MetricsNamespace,
+		Dimensions: map[string]string{obs.DimFunction: functionName},
+		Metrics:    []emf.Metric{{Name: MetricPendingAge, Unit: emf.Seconds, Values: []float64{max(now.Sub(env.OccurredAt), 0).Seconds()}}},
+		Timestamp:  now,
+	}.Emit(n.metrics)
+	if err != nil {
+		n.log.WarnContext(ctx, "could not emit metrics", obs.Err(err))
 	}
 }
 
