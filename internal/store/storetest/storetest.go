@@ -614,14 +614,18 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 		t.Parallel()
 		changes := map[string]enrollment.NotificationChange{
 			"begin": enrollment.BeginAttemptChange(), "failed": enrollment.FailedChange(),
-			"unknown": enrollment.UnknownChange(), "give up": enrollment.GiveUpChange(),
+			"unknown": enrollment.UnknownChange(), "give up": enrollment.GiveUpChange().WithLastError("deadline passed"),
+			"retry": enrollment.RetryChange().WithLastError("503 provider_unavailable"),
+			"cancel": enrollment.CancelledChange(), "sent": enrollment.SentChange(time.Date(2026, 3, 1, 10, 0, 2, 0, time.UTC)),
 		}
 		// Each start status is reached through the store, then each change
-		// applied there must give what Notification.Apply gives.
+		// applied there must give what Notification.Apply gives (the last
+		// error included: a sent notification has none).
 		starts := map[enrollment.NotificationStatus][]enrollment.NotificationChange{
-			enrollment.NotificationPending: nil,
-			enrollment.NotificationFailed:  {enrollment.FailedChange()},
-			enrollment.NotificationUnknown: {enrollment.UnknownChange()},
+			enrollment.NotificationPending:   nil,
+			enrollment.NotificationFailed:    {enrollment.FailedChange().WithLastError("mail_rejected")},
+			enrollment.NotificationUnknown:   {enrollment.UnknownChange().WithLastError("no answer")},
+			enrollment.NotificationCancelled: {enrollment.CancelledChange()},
 		}
 		f := setup(t, newPorts, enrollment.Deps{})
 		c12 := f.class(len(starts) * len(changes))
