@@ -28,6 +28,8 @@ import (
 
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
+	// path is the stack file's path (what clubctl --stack-file reads).
+	path   string
 	file   *stackfile.Stack
 	issuer *issuer.Issuer
 	aws    aws.Config
@@ -91,7 +93,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stack.file = f
+	stack.file, stack.path = f, path
 	if f.IssuerKeyFile != "" {
 		key, err := issuer.LoadKey(f.IssuerKeyPath(path))
 		if err != nil {
