@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/fault"
@@ -165,8 +162,15 @@ func runBoundary(t *testing.T, b boundary) {
 	if b.replay {
 		deliveredTimes(t, intent.EventID, [3]int{1, 1, 1})
 		quiet(t, 60*time.Second)
+		// The operator's replay, with the operator's tool.
 		for _, c := range consumers {
-			sendEnvelope(t, c.queue, intent.Payload)
+			code, stdout, stderr := runClubctl(t, "replay", "--consumer", c.queue, "--from", intent.EventID, "--max", "1", "--rate", "0", "--json")
+			require.Equal(t, 0, code, "clubctl replay to %s: %s", c.queue, stderr)
+			var out struct {
+				Sent int `json:"sent"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
+			require.Equal(t, 1, out.Sent, "clubctl replay sent the event to %s", c.queue)
 		}
 	}
 	deliveredTimes(t, intent.EventID, b.deliveries)
@@ -253,23 +257,4 @@ func intentOf(t *testing.T, enrollmentID string) intentRow {
 	}
 	t.Fatalf("no outbox row for enrollment %s", enrollmentID)
 	return intentRow{}
-}
-
-// sendEnvelope delivers an event to a queue as the topic does (raw, with
-// the type and event_id attributes).
-func sendEnvelope(t *testing.T, queue, body string) {
-	t.Helper()
-	var env struct {
-		Type    string `json:"type"`
-		EventID string `json:"event_id"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &env))
-	str := func(v string) sqstypes.MessageAttributeValue {
-		return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-	}
-	_, err := stack.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{
-		QueueUrl: aws.String(stack.file.Queues[queue]), MessageBody: aws.String(body),
-		MessageAttributes: map[string]sqstypes.MessageAttributeValue{"type": str(env.Type), "event_id": str(env.EventID)},
-	})
-	require.NoError(t, err)
 }

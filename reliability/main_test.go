@@ -51,6 +51,8 @@ var deadLetterQueues = []string{"NotificationsDLQ", "AnalyticsDLQ", "RosterDLQ",
 
 // stack is the local cloud under test.
 var stack struct {
+	// path is the stack file's path (what clubctl --stack-file reads).
+	path   string
 	file   *stackfile.Stack
 	issuer *issuer.Issuer
 	aws    aws.Config
@@ -134,7 +136,7 @@ func connect(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	stack.file = f
+	stack.file, stack.path = f, path
 	key, err := issuer.LoadKey(f.IssuerKeyPath(path))
 	if err != nil {
 		return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -266,31 +268,38 @@ func relayFailureReason(body string) (code, reason string) {
 }
 
 // redrive sends the consumers' dead letters back to the queue they came
-// from, as the DLQ runbook does, and returns how many it moved. Relay
-// failures need no redrive: their rows stayed pending and the sweeper
-// published them (quiet checks that none is pending).
+// from with the operator's tool, `clubctl dlq redrive`, as the DLQ runbook
+// does, and returns how many it moved. Relay failures need no redrive:
+// their rows stayed pending and the sweeper published them (quiet checks
+// that none is pending).
 func redrive(t *testing.T, letters []deadLetter) int {
 	t.Helper()
-	n := 0
+	byQueue := map[string]int{}
 	for _, d := range letters {
-		src := attrValue(d.attrs, "source_queue")
+		url := aws.String(stack.file.Queues[d.queue])
 		if d.queue == "RelayFailuresQueue" {
-			_, err := stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(stack.file.Queues[d.queue]), ReceiptHandle: aws.String(d.receipt)})
+			_, err := stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: aws.String(d.receipt)})
 			require.NoError(t, err)
 			continue
 		}
-		require.NotEmpty(t, src, "dead letter without source_queue in %s", d.queue)
-		keep := map[string]sqstypes.MessageAttributeValue{}
-		for _, name := range []string{"type", "event_id"} {
-			if v, ok := d.attrs[name]; ok {
-				keep[name] = v
-			}
+		require.NotEmpty(t, attrValue(d.attrs, "source_queue"), "dead letter without source_queue in %s", d.queue)
+		// Reading them hid them: visible again for the redrive.
+		_, err := stack.sqs.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: aws.String(d.receipt), VisibilityTimeout: 0})
+		require.NoError(t, err)
+		byQueue[d.queue]++
+	}
+	n := 0
+	for _, q := range slices.Sorted(maps.Keys(byQueue)) {
+		code, stdout, stderr := runClubctl(t, "dlq", "redrive", "--queue", q, "--rate", "0", "--json")
+		require.Equal(t, 0, code, "clubctl dlq redrive --queue %s: %s", q, stderr)
+		var out struct {
+			Moved   int  `json:"moved"`
+			Drained bool `json:"drained"`
 		}
-		_, err := stack.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(src), MessageBody: aws.String(d.body), MessageAttributes: keep})
-		require.NoError(t, err)
-		_, err = stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(stack.file.Queues[d.queue]), ReceiptHandle: aws.String(d.receipt)})
-		require.NoError(t, err)
-		n++
+		require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
+		require.Equal(t, byQueue[q], out.Moved, "every dead letter of %s moved once", q)
+		require.True(t, out.Drained)
+		n += out.Moved
 	}
 	return n
 }
