@@ -88,6 +88,7 @@ func (r *Report) Markdown() string {
 	r.requestsSection(p)
 	r.drainSection(p)
 	r.functionsSection(p)
+	r.outageSection(p)
 	r.profilesSection(p)
 	return b.String()
 }
@@ -136,6 +137,11 @@ func (r *Report) summary(p printer) {
 		}
 		p("| ≤ %.0f AWS requests per enrollment at steady load (%s) | %s | %s |\n",
 			TargetRequestsPerEnroll, v.Name, at, verdict(best <= TargetRequestsPerEnroll))
+	}
+	if o := r.Outage; o != nil {
+		p("| a %s outage with %d pending mails: nothing dead-lettered, each mail sent once, drained within the model | %.3f provider requests per pending mail per minute; drained in %s (model %s); dead letters %d, duplicates %d | %s |\n",
+			o.Outage.Round(time.Second), o.Mails, o.CallsPerMailMinute(), o.Drain.Round(100*time.Millisecond), o.Predicted().Round(100*time.Millisecond),
+			o.DeadLetters, o.Duplicates, verdict(o.DeadLetters == 0 && o.Duplicates == 0 && o.Sent == o.Mails && o.Drain <= o.Predicted()+TargetOutageSlack))
 	}
 	if d := r.Drain; d != nil {
 		p("| backlog drain within ±%.0f %% of the §1.8 model | measured %s, predicted %s (%+.1f %%) | %s |\n",
@@ -327,6 +333,28 @@ func (r *Report) drainSection(p printer) {
 	p("| measured drain | **%s** (%+.1f %%) |\n", d.Measured.Round(100*time.Millisecond), d.Error()*100)
 	p("| enrollments / mails / dead letters | %d / %d / %d |\n\n", d.Enrollments, d.Mails, d.DeadLetters)
 	p("![Backlog drain](%s)\n\n", drainPlotName)
+}
+
+// TargetOutageSlack is what the outage's drain may exceed the model by: the
+// processing of the last batches and the pollers' one-second long polls.
+const TargetOutageSlack = 10 * time.Second
+
+func (r *Report) outageSection(p printer) {
+	o := r.Outage
+	if o == nil {
+		return
+	}
+	p("## 6. A mail provider outage\n\n")
+	p("%d enrollments are made while the mail sandbox answers every send with 503 (`POST /_sandbox/faults\n", o.Mails)
+	p("{\"mode\":\"error\"}`); the provider stays down for %s after the last one, then recovers with a rate limit of %.0f\n", o.Outage.Round(time.Second), o.ProviderRate)
+	p("mails/s. The notifier retries each mail within its budget in time (24 h), every %s at most, behind a circuit\n", o.BackoffCap)
+	p("breaker per instance that lets one probe through every %s (docs/architecture.md, mail owed through an outage).\n\n", o.ProbeInterval)
+	p("| measure | value |\n|---|---|\n")
+	p("| notifier attempts during the outage | %d (%.1f per pending mail per minute) |\n", o.Attempts, float64(o.Attempts)/float64(max(o.Mails, 1))/o.Outage.Minutes())
+	p("| provider requests during the outage | %d: **%.3f per pending mail per minute** |\n", o.ProviderCalls, o.CallsPerMailMinute())
+	p("| drain after recovery, model (probe interval + max(backoff cap, mails ÷ rate)) | %s |\n", o.Predicted().Round(100*time.Millisecond))
+	p("| drain after recovery, measured | **%s** |\n", o.Drain.Round(100*time.Millisecond))
+	p("| mails sent / duplicates / dead letters | %d / %d / %d |\n\n", o.Sent, o.Duplicates, o.DeadLetters)
 }
 
 func (r *Report) functionsSection(p printer) {

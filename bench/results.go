@@ -18,6 +18,7 @@ type Report struct {
 	Throughput *ThroughputResult
 	Requests   *RequestsResult
 	Drain      *DrainResult
+	Outage     *OutageResult
 	Functions  []FunctionResult
 	Profiles   []ProfileSummary
 }
@@ -350,4 +351,45 @@ type ProfileSummary struct {
 	Component string
 	Seconds   float64 // profiled CPU seconds
 	Top       string  // pprof -top output, trimmed
+}
+
+// OutageResult is benchmark 6: the mail provider down for Outage while
+// Mails confirmations are pending, then back.
+type OutageResult struct {
+	Mails  int
+	Outage time.Duration
+	// ProviderRate is the provider's rate limit after recovery (mails/s);
+	// BackoffCap and ProbeInterval are the notifier's settings.
+	ProviderRate  float64
+	BackoffCap    time.Duration
+	ProbeInterval time.Duration
+	// ProviderCalls reached the provider during the outage (every one
+	// failed); Attempts are the notifier's attempts in the same time.
+	ProviderCalls int
+	Attempts      int
+	// Drain is from the provider's recovery to the last pending mail's
+	// acceptance; Sent, Duplicates and DeadLetters count the outcome.
+	Drain       time.Duration
+	Sent        int
+	Duplicates  int
+	DeadLetters int
+}
+
+// CallsPerMailMinute is the provider requests per pending mail per minute
+// of outage.
+func (o *OutageResult) CallsPerMailMinute() float64 {
+	if o.Mails == 0 || o.Outage <= 0 {
+		return 0
+	}
+	return float64(o.ProviderCalls) / float64(o.Mails) / o.Outage.Minutes()
+}
+
+// Predicted is the drain the capacity model (benchmark 4: backlog ÷ (rate −
+// arrival), no arrivals here) predicts once pending mail can reach the
+// provider: a probe notices the recovery within ProbeInterval, and every
+// pending mail comes back within BackoffCap, so the backlog is spread over
+// the cap unless the provider's rate is the narrower pipe.
+func (o *OutageResult) Predicted() time.Duration {
+	byRate := time.Duration(float64(o.Mails) / o.ProviderRate * float64(time.Second))
+	return o.ProbeInterval + max(o.BackoffCap, byRate)
 }

@@ -261,7 +261,8 @@ func invocationsSince(before, after map[string]int64) map[string]int64 {
 var consumerQueues = []string{"NotificationsQueue", "AnalyticsQueue", "RosterQueue"}
 var deadLetterQueues = []string{"NotificationsDLQ", "AnalyticsDLQ", "RosterDLQ", "RelayFailuresQueue"}
 
-// queued is what the queues hold, visible or in flight.
+// queued is what the queues hold, visible, in flight or delayed (a retry
+// of the notifier is a delayed copy).
 func (s *stack) queued(tb testing.TB, queues ...string) int {
 	total := 0
 	for _, q := range queues {
@@ -270,6 +271,7 @@ func (s *stack) queued(tb testing.TB, queues ...string) int {
 			AttributeNames: []sqstypes.QueueAttributeName{
 				sqstypes.QueueAttributeNameApproximateNumberOfMessages,
 				sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+				sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
 			},
 		})
 		require.NoError(tb, err)
