@@ -27,7 +27,7 @@ secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 aws --endpoint-url "$AWS_ENDPOINT_URL" ssm put-parameter --name "$secret_parameter" --type SecureString --value "$secret" --overwrite >/dev/null
 sam deploy --stack-name "$stack" --resolve-s3 --no-confirm-changeset --no-fail-on-empty-changeset \
   --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --region "$AWS_REGION" \
-  --parameter-overrides "PaymentWebhookSecretParameter=$secret_parameter"
+  --parameter-overrides "PaymentWebhookSecretParameter=$secret_parameter" "NotificationRetryCapSeconds=2"
 
 mkdir -p .club
 go run ./cmd/clubctl stack-file --stack-name "$stack" --out .club/localstack-stack.json
