@@ -104,25 +104,31 @@ func deadLetters(t *testing.T, queue string, n int) map[string]bool {
 	return bodies
 }
 
-// drainDLQ receives and deletes everything in a DLQ and counts each body
-// and each dlq_code.
-func drainDLQ(t *testing.T, queue string) (bodies map[string]int, codes map[string]int) {
+// seenLetter is a dead letter as drainDLQ found it.
+type seenLetter struct {
+	body, code string
+	// original is the source message the consumer dead-lettered
+	// (original_message_id); "" for a letter no consumer wrote.
+	original string
+}
+
+// drainDLQ receives and deletes everything in a DLQ.
+func drainDLQ(t *testing.T, queue string) []seenLetter {
 	t.Helper()
-	bodies, codes = map[string]int{}, map[string]int{}
+	var out []seenLetter
 	url := aws.String(stack.file.Queues[queue])
 	for queueDepth(t, queue) > 0 {
-		out, err := stack.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+		got, err := stack.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 			QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 60, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 1,
 		})
 		require.NoError(t, err)
-		for _, m := range out.Messages {
-			bodies[*m.Body]++
-			codes[attr(m, "dlq_code")]++
+		for _, m := range got.Messages {
+			out = append(out, seenLetter{body: *m.Body, code: attr(m, "dlq_code"), original: attr(m, "original_message_id")})
 			_, err := stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 			require.NoError(t, err)
 		}
 	}
-	return bodies, codes
+	return out
 }
 
 // Must-show 4: `clubctl dlq redrive` moving 1,000 dead letters at 50/s,
@@ -182,18 +188,49 @@ func TestClubctlRedriveInterruptedLosesAndDoublesNothing(t *testing.T) {
 		return source == 0 && dlq >= total
 	})
 	t.Logf("moved %d; source %d, DLQ %d", moved, source, dlq)
-	bodies, codes := drainDLQ(t, "NotificationsDLQ")
-	require.Len(t, bodies, total, "none lost")
-	var doubled []string
-	for body, n := range bodies {
-		require.True(t, sent[body], "only what was sent")
-		if n != 1 {
-			doubled = append(doubled, fmt.Sprintf("%d× %s", n, body))
+	// Each body is accounted for: untouched (the letter we wrote, once) or
+	// moved once (it reached the source queue under one message id, and the
+	// notifier dead-lettered that message: enrollment_not_found). A
+	// consumer may dead-letter one source message twice (delivery is at
+	// least once); that is not the redrive's doing and is counted apart.
+	untouched, moves := map[string]int{}, map[string]map[string]bool{}
+	redelivered := 0
+	seen := map[seenLetter]bool{}
+	for _, l := range drainDLQ(t, "NotificationsDLQ") {
+		require.True(t, sent[l.body], "only what was sent: %s", l.body)
+		switch l.code {
+		case "retries_exhausted":
+			require.Empty(t, l.original, "an untouched letter")
+			untouched[l.body]++
+		case "enrollment_not_found":
+			require.NotEmpty(t, l.original, "the notifier names the source message")
+			if seen[l] {
+				redelivered++
+			}
+			if moves[l.body] == nil {
+				moves[l.body] = map[string]bool{}
+			}
+			moves[l.body][l.original] = true
+		default:
+			t.Fatalf("unexpected dead letter %+v", l)
+		}
+		seen[l] = true
+	}
+	var lost, doubled []string
+	for body := range sent {
+		n, m := untouched[body], len(moves[body])
+		switch {
+		case n+m == 0:
+			lost = append(lost, body)
+		case n+m > 1:
+			doubled = append(doubled, fmt.Sprintf("untouched %d, moved %d: %s", n, m, body))
 		}
 	}
-	require.Empty(t, doubled, "none doubled (codes %v)", codes)
-	require.Equal(t, map[string]int{"enrollment_not_found": moved, "retries_exhausted": total - moved}, codes,
-		"the moved ones went through the notifier once each; the others were not touched")
+	require.Empty(t, lost, "none lost")
+	require.Empty(t, doubled, "none doubled")
+	require.Len(t, moves, moved, "the moved ones went through the notifier once each")
+	require.Len(t, untouched, total-moved, "the others were not touched")
+	t.Logf("moved %d, untouched %d; %d dead letters written twice by the notifier for one source message (at-least-once delivery)", len(moves), len(untouched), redelivered)
 }
 
 // `clubctl replay` delivers a stored event again, with its original
