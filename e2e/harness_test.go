@@ -51,7 +51,9 @@ func runMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 		root := moduleRoot()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		// The build may take minutes on a cold cache; the start after it is
+		// bounded by the local cloud's ReadyTimeout.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		logs := io.Discard
 		if os.Getenv("CLUB_E2E_VERBOSE") != "" {

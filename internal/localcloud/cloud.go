@@ -73,6 +73,16 @@ type Config struct {
 	JWTAudience string
 	// BuildTags are passed to go build for every function.
 	BuildTags []string
+	// BuildCacheDir holds built function binaries by content (see
+	// lambdart.BuildCache), shared by every local cloud of the module:
+	// `make run` and each test package compile a function once between
+	// them. Default: ModuleRoot/.club/cache/functions.
+	BuildCacheDir string
+	// ReadyTimeout bounds the start once the functions are built:
+	// provisioning, starting the function processes and the first health
+	// check. The build itself is bounded only by ctx, since a cold build on
+	// a small machine can take minutes. Default: 3 minutes.
+	ReadyTimeout time.Duration
 	// ScheduleSpeed runs schedules faster than real time (60: a minute per
 	// second); 1 is real time.
 	ScheduleSpeed float64
@@ -117,6 +127,12 @@ func (c *Config) Defaults() {
 	}
 	if c.PaymentAddr == "" {
 		c.PaymentAddr = "127.0.0.1:4581"
+	}
+	if c.BuildCacheDir == "" {
+		c.BuildCacheDir = filepath.Join(c.ModuleRoot, ".club", "cache", "functions")
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = 3 * time.Minute
 	}
 	if c.ScheduleSpeed <= 0 {
 		c.ScheduleSpeed = 1
@@ -224,13 +240,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		return nil, fmt.Errorf("template %s: %w", cfg.TemplatePath, err)
 	}
 
-	binaries, err := c.build(ctx)
+	binaries, report, err := c.build(ctx)
 	if err != nil {
 		endpointLn.Close()
 		apiLn.Close()
 		return nil, err
 	}
-	c.log.Info("functions built", "count", len(binaries), "took", time.Since(begin).Round(time.Millisecond))
+	c.log.Info("functions built", "count", len(binaries), "compiled", len(report.Built), "reused", len(report.Reused),
+		"took", time.Since(begin).Round(time.Millisecond))
+	// From here on the start is bounded: a stack that does not come up in
+	// ReadyTimeout is broken, whereas the build only took long.
+	ctx, cancelReady := context.WithTimeout(ctx, cfg.ReadyTimeout)
+	defer cancelReady()
 
 	// kumo's SDK-facing services, then our front on the endpoint.
 	os.Setenv("AWS_DEFAULT_REGION", Region)
@@ -433,9 +454,9 @@ func listen(what, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// build compiles every function of the template, returning the path of each
-// bootstrap binary by logical ID.
-func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
+// build compiles every function of the template through the build cache,
+// returning the path of each bootstrap binary by logical ID.
+func (c *Cloud) build(ctx context.Context) (map[string]string, lambdart.BuildReport, error) {
 	specs := make([]lambdart.BuildSpec, 0, len(c.stack.Functions))
 	out := make(map[string]string, len(c.stack.Functions))
 	for _, fn := range c.stack.Functions {
@@ -445,10 +466,11 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
 			Name: fn.Source, Dir: fn.CodeDir, ModuleRoot: c.cfg.ModuleRoot, Out: bin, Tags: c.cfg.BuildTags,
 		})
 	}
-	if err := lambdart.BuildAll(ctx, specs, 2); err != nil {
-		return nil, err
+	report, err := lambdart.BuildCache{Dir: c.cfg.BuildCacheDir}.BuildAll(ctx, specs, 2)
+	if err != nil {
+		return nil, report, err
 	}
-	return out, nil
+	return out, report, nil
 }
 
 // httpAPIConcurrency is the number of processes of a function behind the

@@ -62,7 +62,9 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	env.dir = dir
 	root := moduleRoot()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The build may take minutes on a cold cache; the start after it is
+	// bounded by the local cloud's ReadyTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cloud, err := localcloud.Start(ctx, localcloud.Config{
 		ModuleRoot:    root,

@@ -39,6 +39,9 @@ const (
 	// once, but a message whose visibility timeout expires does not, so a
 	// long wait would delay redeliveries; one second bounds that delay.
 	pollWaitSeconds = 1
+	// maxWaitSeconds is SQS's longest long poll: a batching window longer
+	// than that (AWS allows 300 s) is gathered in several polls.
+	maxWaitSeconds = 20
 	// deleteTimeout bounds the acknowledgement of a finished batch, which
 	// runs even while the poller shuts down so that work done is not redone.
 	deleteTimeout = 5 * time.Second
@@ -267,7 +270,7 @@ func (p *SQSPoller) gather(ctx context.Context) ([]types.Message, error) {
 			}
 			// Whole seconds, rounded up: an SQS long poll cannot be
 			// shorter than a second without becoming a busy short poll.
-			wait = int32((remaining + time.Second - 1) / time.Second)
+			wait = int32(min((remaining+time.Second-1)/time.Second, maxWaitSeconds))
 		}
 		p.mu.Lock()
 		p.stats.Receives++
