@@ -41,7 +41,7 @@ func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 // runMain targets the stack named by CLUB_STACK_FILE (LocalStack, AWS) or,
 // by default, starts the embedded local cloud with infra/template.yaml.
-func runMain(m *testing.M) int {
+func runMain(m *testing.M) (code int) {
 	path := os.Getenv("CLUB_STACK_FILE")
 	if path == "" {
 		dir, err := os.MkdirTemp("", "club-e2e-")
@@ -59,6 +59,12 @@ func runMain(m *testing.M) int {
 		if os.Getenv("CLUB_E2E_VERBOSE") != "" {
 			logs = os.Stderr
 		}
+		problems := localcloud.NewProblemLog(200)
+		defer func() {
+			if code != 0 {
+				problems.Dump(os.Stderr)
+			}
+		}()
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
 			ModuleRoot:     root,
 			TemplatePath:   filepath.Join(root, "infra/template.yaml"),
@@ -69,7 +75,7 @@ func runMain(m *testing.M) int {
 			PaymentAddr:    freeAddr(),
 			ScheduleSpeed:  10,
 			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10"}, // the test of expiry waits seconds
-			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: logs,
 		})
 		if err != nil {

@@ -82,6 +82,7 @@ func runMain(m *testing.M) int {
 	if os.Getenv("CLUB_E2E_VERBOSE") != "" {
 		logs = os.Stderr
 	}
+	problems := localcloud.NewProblemLog(200)
 	// The build may take minutes on a cold cache; the start after it is
 	// bounded by the local cloud's ReadyTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -98,7 +99,7 @@ func runMain(m *testing.M) int {
 		BuildTags:      []string{"faults"},
 		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
 		ScheduleSpeed:  scheduleSpeed,
-		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+		Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 		FunctionOutput: logs,
 	})
 	if err != nil {
@@ -115,6 +116,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	if code != 0 {
+		problems.Dump(os.Stderr)
+	}
 	if code == 0 && *reportFlag != "" {
 		path := *reportFlag
 		if !filepath.IsAbs(path) {

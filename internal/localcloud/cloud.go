@@ -165,6 +165,7 @@ type Cloud struct {
 	streams  *ddbstream.Log
 	runtime  *lambdart.Runtime
 	sfn      *sfn.Service
+	front    *front.Front
 	endpoint *http.Server
 	gateway  *gateway.Gateway
 	issuer   *issuer.Issuer
@@ -279,6 +280,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.front = f
 	f.SetRoutes(front.Routes{
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
@@ -532,7 +534,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BatchSize: ev.BatchSize, MaximumBatchingWindow: ev.MaximumBatchingWindow,
 				ReportBatchItemFailures: ev.ReportBatchItemFailures, MaximumConcurrency: ev.MaximumConcurrency,
 				Enabled: ev.Enabled,
-			}, sqsClient, c.runtime, c.log)
+			}, sqsClient, c.runtime, c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}

@@ -47,6 +47,8 @@ var env struct {
 	db    *dynamodb.Client
 	sqs   *sqs.Client
 	dir   string
+	// problems keeps the stack's warnings, printed when a test fails.
+	problems *localcloud.ProblemLog
 }
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	env.problems = localcloud.NewProblemLog(200)
 	dir, err := os.MkdirTemp("", "club-parity-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -74,7 +77,7 @@ func runMain(m *testing.M) int {
 		APIAddr:       freeAddr(),
 		NoSandboxes:   true,
 		ScheduleSpeed: 60, // rate(1 minute) fires every second
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:        slog.New(slog.NewTextHandler(env.problems, nil)),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local cloud:", err)
@@ -90,7 +93,11 @@ func runMain(m *testing.M) int {
 	env.cfg = localcloud.AWSConfig(env.stack.Endpoint)
 	env.db = dynamodb.NewFromConfig(env.cfg)
 	env.sqs = sqs.NewFromConfig(env.cfg)
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		env.problems.Dump(os.Stderr)
+	}
+	return code
 }
 
 func moduleRoot() string {

@@ -285,7 +285,11 @@ func buildKeys(ctx context.Context, specs []BuildSpec) ([]string, error) {
 	pkgHashes := map[string][]byte{}
 	keys := make([]string, len(specs))
 	for i, s := range specs {
-		dir, err := filepath.Abs(filepath.Join(s.ModuleRoot, s.Dir))
+		dir := s.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.ModuleRoot, dir)
+		}
+		dir, err := filepath.Abs(dir)
 		if err != nil {
 			return nil, err
 		}
