@@ -6,7 +6,7 @@ TEST_P    ?= 2
 TEST_FLAGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean
+.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -45,6 +45,12 @@ validate: ## Check infra/template.yaml the way the local cloud reads it (and wit
 deploy: ## Build and deploy to AWS with SAM (uses your AWS profile; see README)
 	sam build -t infra/template.yaml
 	sam deploy --guided
+
+ci: ## Run what CI runs (.ci/run), here
+	CI=true bash .ci/run
+
+ci-repeat: ## Run CI N times in fresh clones (N=20) and write docs/ci.md
+	bash .ci/repeat $${N:-20}
 
 clean: ## Remove local state and build output
 	rm -rf $(CLUB_DIR)
