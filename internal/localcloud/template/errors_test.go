@@ -18,8 +18,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{
 			name:    "unsupported resource type",
-			src:     "Resources:\n  Role:\n    Type: AWS::IAM::Role\n",
-			wantErr: "resource Role (AWS::IAM::Role): unsupported resource type",
+			src:     "Resources:\n  Key:\n    Type: AWS::KMS::Key\n",
+			wantErr: "resource Key (AWS::KMS::Key): unsupported resource type",
 		},
 		{
 			name:    "unknown property",
@@ -153,8 +153,8 @@ Resources:
 		},
 		{
 			name:    "Ref to a resource of an unsupported type",
-			src:     "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Ref Role}\n  Role: {Type: AWS::IAM::Role}\n",
-			wantErr: `resource Q (AWS::SQS::Queue): property "QueueName": Ref: resource Role (AWS::IAM::Role): unsupported resource type`,
+			src:     "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Ref Role}\n  Role: {Type: AWS::KMS::Key}\n",
+			wantErr: `resource Q (AWS::SQS::Queue): property "QueueName": Ref: resource Role (AWS::KMS::Key): unsupported resource type`,
 		},
 		{
 			name:    "unsupported Globals section",
