@@ -5,7 +5,8 @@ Usage: sam-transform.py [TEMPLATE] [--region REGION] [--account ACCOUNT]
 
 Runs the AWS SAM translator (aws-sam-translator, the library behind
 `sam deploy` and CloudFormation's AWS::Serverless transform) on TEMPLATE
-(infra/template.yaml by default) with its default parameters and prints the
+(infra/template.yaml by default) with its parameters' defaults (a
+CommaDelimitedList as a list, as CloudFormation passes it) and prints the
 result as JSON: every AWS::Serverless resource replaced by the resources SAM
 generates, among them the IAM roles and the managed policies SAM attaches.
 `make validate` runs it; internal/securitytest checks its output.
@@ -48,6 +49,20 @@ def replace_local_paths(template):
             props["DefinitionUri"] = dict(PLACEHOLDER)
 
 
+def default_parameters(template):
+    """The parameters' defaults, as CloudFormation hands them to the
+    transform: a CommaDelimitedList as a list."""
+    values = {}
+    for name, p in (template.get("Parameters") or {}).items():
+        if "Default" not in p:
+            continue
+        value = p["Default"]
+        if p.get("Type") == "CommaDelimitedList" and isinstance(value, str):
+            value = [v.strip() for v in value.split(",")]
+        values[name] = value
+    return values
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -63,7 +78,7 @@ def main():
     policies = get_bundled_managed_policy_map("aws")
     translator = Translator(managed_policy_map=policies, sam_parser=Parser())
     try:
-        out = translator.translate(sam_template=template, parameter_values={},
+        out = translator.translate(sam_template=template, parameter_values=default_parameters(template),
                                    get_managed_policy_map=lambda: policies)
     except InvalidDocumentException as exc:
         for cause in exc.causes:
