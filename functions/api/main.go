@@ -12,8 +12,10 @@
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
 // ADDRESS_POLICY, …), PAYMENT_WEBHOOK_SECRET_PARAMETER (the webhook secret
-// is read from that SSM parameter at start), PURCHASE_STATE_MACHINE_ARN and,
-// optionally, AWS_LAMBDA_LOG_LEVEL.
+// is read from that SSM parameter at start; while it cannot be read, /healthz
+// and the webhook answer 503 webhook_secret_unavailable naming the parameter
+// and every other route works), PURCHASE_STATE_MACHINE_ARN and, optionally,
+// AWS_LAMBDA_LOG_LEVEL.
 package main
 
 import (
@@ -105,6 +107,6 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	return api.New(api.Deps{
 		Classes: st.Classes, Enrollments: enrollments, Projections: st.Projections, Profiles: st.Profiles,
 		Purchases: purchases, Webhooks: webhooks, Operations: operations,
-		Logger: logger,
+		Health: webhooks.Health, Logger: logger,
 	})
 }
