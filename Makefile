@@ -46,7 +46,7 @@ validate: ## Check infra/template.yaml: the local cloud's reading, the SAM trans
 	@if command -v sam >/dev/null; then sam validate --lint -t infra/template.yaml; fi
 
 deploy: ## Build and deploy to AWS with SAM (uses your AWS profile; see README)
-	sam build -t infra/template.yaml
+	CGO_ENABLED=0 sam build -t infra/template.yaml
 	sam deploy --guided
 
 clean: ## Remove local state and build output
