@@ -157,6 +157,30 @@ func TestInfraTemplateAuthenticatesEveryRoute(t *testing.T) {
 	}
 }
 
+// EnableTestUsers=true adds the end-to-end suite's app client, which the
+// authorizer accepts; its password flow is the one finding APIAuth makes,
+// as it should on a stack that is not production. Off by default, and never
+// with an external issuer.
+func TestInfraTemplateCanAddATestUsersClient(t *testing.T) {
+	t.Parallel()
+	st := loadInfra(t, map[string]string{"EnableTestUsers": "true"})
+	require.Len(t, st.UserPoolClients, 2)
+	a := st.HTTPAPIs[0].Authorizers[st.HTTPAPIs[0].DefaultAuthorizer]
+	var ids []string
+	for _, c := range st.UserPoolClients {
+		ids = append(ids, c.ClientID)
+	}
+	require.ElementsMatch(t, ids, a.Audience)
+	require.Equal(t, []string{"TestUsersClient: flow ALLOW_ADMIN_USER_PASSWORD_AUTH sends the password itself"},
+		problems(securitytest.APIAuth(st, publicPaths...)))
+	require.NotEmpty(t, st.Outputs["TestUsersClientId"])
+
+	require.Len(t, loadInfra(t, nil).UserPoolClients, 1, "off by default")
+	external := loadInfra(t, map[string]string{"EnableTestUsers": "true", "JwtIssuer": "https://idp.example.com"})
+	require.Empty(t, external.UserPoolClients)
+	require.Equal(t, []string{"club-api"}, external.HTTPAPIs[0].Authorizers[external.HTTPAPIs[0].DefaultAuthorizer].Audience)
+}
+
 func TestInfraTemplateCanTrustAnExternalIssuer(t *testing.T) {
 	t.Parallel()
 	st := loadInfra(t, map[string]string{"JwtIssuer": "https://idp.example.com", "JwtAudience": "club-web"})

@@ -242,16 +242,19 @@ func GeneratedRoles(t *CFN) []Finding {
 			pm, _ := pol.(map[string]any)
 			name, _ := pm["PolicyName"].(string)
 			doc, _ := pm["PolicyDocument"].(map[string]any)
-			raw, err := json.Marshal(asList(doc["Statement"]))
-			var stmts []cfnStatement
-			if err == nil {
-				err = json.Unmarshal(raw, &stmts)
-			}
-			if err != nil {
-				report("policy %s: unreadable statements: %v", name, err)
-				continue
-			}
-			for i, s := range stmts {
+			for i, item := range conditionalStatements(asList(doc["Statement"])) {
+				raw, err := json.Marshal(item)
+				var s cfnStatement
+				if err == nil {
+					err = json.Unmarshal(raw, &s)
+				}
+				if m, ok := item.(map[string]any); err == nil && (!ok || m["Effect"] == nil) {
+					err = fmt.Errorf("%v is not a statement", item)
+				}
+				if err != nil {
+					report("policy %s statement %d: cannot be checked: %v", name, i+1, err)
+					continue
+				}
 				for _, p := range checkCFNStatement(t, s) {
 					report("policy %s statement %d: %s", name, i+1, p)
 				}
@@ -259,6 +262,25 @@ func GeneratedRoles(t *CFN) []Finding {
 		}
 		if props["PermissionsBoundary"] != nil {
 			report("a permissions boundary hides what the role may do from this check")
+		}
+	}
+	return out
+}
+
+// conditionalStatements replaces every statement written as
+// Fn::If [condition, a, b] by both branches (AWS::NoValue dropped): either
+// may be the one deployed, so both are checked.
+func conditionalStatements(items []any) []any {
+	var out []any
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		args, isIf := m["Fn::If"].([]any)
+		switch {
+		case ok && len(m) == 1 && isIf && len(args) == 3:
+			out = append(out, conditionalStatements(args[1:])...)
+		case ok && len(m) == 1 && m["Ref"] == "AWS::NoValue":
+		default:
+			out = append(out, it)
 		}
 	}
 	return out

@@ -97,6 +97,8 @@ func TestGeneratedRolesFindsTheManagedPoliciesSAMAttaches(t *testing.T) {
 	t.Parallel()
 	cfn := transformSnippet(t, `
 Transform: AWS::Serverless-2016-10-31
+Conditions:
+  Never: !Equals [a, b]
 Resources:
   Jobs: {Type: AWS::SQS::Queue}
   Files: {Type: AWS::S3::Bucket}
@@ -141,6 +143,7 @@ Resources:
               - {Effect: Allow, Action: [dynamodb:GetRecords, dynamodb:ListStreams], Resource: !Sub "${Outbox.Arn}/stream/*"}
               - {Effect: Allow, Action: ["dynamodb:Get*"], Resource: !Sub "${Outbox.Arn}"}
               - {Effect: Allow, Action: [sqs:SendMessage], Resource: !Sub "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:*"}
+              - !If [Never, {Effect: Allow, Action: [sns:Publish], Resource: "*"}, !Ref AWS::NoValue]
 `)
 	require.Equal(t, []string{
 		`ConsumerRole: managed policy AWSLambdaSQSQueueExecutionRole statement 1: wildcard resource "*" on a data service`,
@@ -148,6 +151,7 @@ Resources:
 		"RelayRole: managed policy arn:aws:iam::aws:policy/AdministratorAccess cannot be checked: its statements are unknown to this check",
 		`RelayRole: policy stream statement 2: wildcard action "dynamodb:Get*" on a data service`,
 		`RelayRole: policy stream statement 3: wildcard resource "arn:{AWS::Partition}:sqs:{AWS::Region}:{AWS::AccountId}:*" on a data service`,
+		`RelayRole: policy stream statement 4: wildcard resource "*" on a data service`,
 	}, problems(securitytest.GeneratedRoles(cfn)))
 }
 
