@@ -136,6 +136,7 @@ func TestDashboardShowsEveryWorkClassAgainstItsMaximum(t *testing.T) {
 	require.Contains(t, all, "AWS/Lambda IteratorAge FunctionName="+relay)
 	require.Contains(t, all, "Club OutboxPublishLag Function=relay")
 	require.Contains(t, all, "Club OutboxOldestUnpublishedAge Function=outbox-sweeper")
+	require.Contains(t, all, "Club OutboxStaleUnpublished Function=outbox-sweeper")
 	for _, m := range []string{"ExecutionsStarted", "ExecutionsSucceeded", "ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted"} {
 		require.Contains(t, all, "AWS/States "+m+" StateMachineArn="+machine)
 	}
