@@ -153,9 +153,15 @@ type user struct {
 	token            string
 }
 
+// newUser signs a user in with role ("" for a user in no group).
 func newUser(t *testing.T, role string) user {
 	t.Helper()
-	sub := id(role)
+	var groups []string
+	prefix := "stranger"
+	if role != "" {
+		groups, prefix = []string{role}, role
+	}
+	sub := id(prefix)
 	u := user{sub: sub, role: role, email: sub + "@example.com"}
 	if stack.issuer == nil {
 		// A user of the stack's pool in the role's group, signed in: the
@@ -165,7 +171,7 @@ func newUser(t *testing.T, role string) user {
 		defer cancel()
 		var password string
 		var err error
-		u.sub, password, err = stack.users.Create(ctx, u.email, role)
+		u.sub, password, err = stack.users.Create(ctx, u.email, groups...)
 		require.NoError(t, err)
 		tok, err := stack.users.SignIn(ctx, u.email, password)
 		require.NoError(t, err)
@@ -173,7 +179,7 @@ func newUser(t *testing.T, role string) user {
 		return u
 	}
 	tok, err := stack.issuer.Sign(issuer.Claims{
-		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: []string{role},
+		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: groups,
 	}, time.Hour)
 	require.NoError(t, err)
 	u.token = tok
