@@ -39,7 +39,8 @@
 //     Parse stops at the first error. Values AWS would reject at deploy time
 //     and that the local cloud depends on (stream view types, starting
 //     positions, batch sizes, response types, placeholders without a
-//     DefinitionSubstitutions entry) are errors too.
+//     DefinitionSubstitutions entry) are errors too, and so is a Number
+//     parameter that is not a number or lies outside its MinValue..MaxValue.
 //   - Lenient where CloudFormation is: integers and booleans may be written
 //     as strings ("30", "true"), strings as numbers (environment variables),
 //     and JSON-valued properties (RedrivePolicy, FilterPolicy, filter

@@ -243,6 +243,22 @@ Resources:
 			wantErr: "resource M (AWS::Serverless::StateMachine): DefinitionUri: open /nonexistent/nowhere.asl.json: no such file or directory",
 		},
 		{
+			name:    "a Number parameter below its MinValue",
+			src:     "Parameters:\n  N: {Type: Number, Default: 5, MinValue: 10, MaxValue: 20}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			wantErr: "parameter N: value 5 is below MinValue 10",
+		},
+		{
+			name:    "a Number parameter above its MaxValue",
+			src:     "Parameters:\n  N: {Type: Number, Default: 5, MaxValue: 4}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			wantErr: "parameter N: value 5 is above MaxValue 4",
+		},
+		{
+			name:    "a Number parameter that is not a number",
+			src:     "Parameters:\n  N: {Type: Number}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			opts:    template.Options{Parameters: map[string]string{"N": "ten"}},
+			wantErr: `parameter N: value "ten" is not a number`,
+		},
+		{
 			name:    "no resources",
 			src:     "Description: empty\n",
 			wantErr: "template: no Resources",
