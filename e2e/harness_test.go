@@ -18,18 +18,25 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud"
 	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/internal/userpool"
 )
 
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
-	file   *stackfile.Stack
+	file *stackfile.Stack
+	// The callers' tokens come from the local cloud's issuer (issuer) or,
+	// on a stack that trusts its own Cognito user pool (LocalStack, AWS,
+	// deployed with EnableTestUsers=true), from users the suite makes in
+	// that pool and signs in through its test app client (users).
 	issuer *issuer.Issuer
+	users  *userpool.TestUsers
 	aws    aws.Config
 	sqs    *sqs.Client
 }
@@ -108,7 +115,25 @@ func runMain(m *testing.M) (code int) {
 	}
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
 	stack.sqs = sqs.NewFromConfig(stack.aws)
+	if stack.issuer == nil {
+		if stack.users, err = cognitoUsers(f, stack.aws); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	return m.Run()
+}
+
+// cognitoUsers is the token source of a stack without the local issuer: its
+// own user pool (output UserPoolId) and the test app client a deploy with
+// EnableTestUsers=true adds (output TestUsersClientId).
+func cognitoUsers(f *stackfile.Stack, cfg aws.Config) (*userpool.TestUsers, error) {
+	pool, client := f.Outputs["UserPoolId"], f.Outputs["TestUsersClientId"]
+	if pool == "" || client == "" {
+		return nil, fmt.Errorf("the stack has no local issuer and no test users client (outputs UserPoolId, TestUsersClientId): " +
+			"deploy it with EnableTestUsers=true so that the suite can sign its users in")
+	}
+	return userpool.NewTestUsers(cognitoidentityprovider.NewFromConfig(cfg), pool, client)
 }
 
 func moduleRoot() string {
@@ -136,13 +161,33 @@ type user struct {
 	token            string
 }
 
+// newUser signs a user in with role ("" for a user in no group).
 func newUser(t *testing.T, role string) user {
 	t.Helper()
-	require.NotNil(t, stack.issuer, "this stack has no local issuer: set tokens up for it")
-	sub := id(role)
+	var groups []string
+	prefix := "stranger"
+	if role != "" {
+		groups, prefix = []string{role}, role
+	}
+	sub := id(prefix)
 	u := user{sub: sub, role: role, email: sub + "@example.com"}
+	if stack.issuer == nil {
+		// A user of the stack's pool in the role's group, signed in: the
+		// ID token carries its sub, address, groups and the client as
+		// audience, as a browser's would.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var password string
+		var err error
+		u.sub, password, err = stack.users.Create(ctx, u.email, groups...)
+		require.NoError(t, err)
+		tok, err := stack.users.SignIn(ctx, u.email, password)
+		require.NoError(t, err)
+		u.token = tok.ID
+		return u
+	}
 	tok, err := stack.issuer.Sign(issuer.Claims{
-		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: []string{role},
+		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: groups,
 	}, time.Hour)
 	require.NoError(t, err)
 	u.token = tok
