@@ -100,14 +100,19 @@ type stateRun struct {
 
 func (c *stateRun) contextObject() any {
 	x := c.r.x
+	state := map[string]any{"EnteredTime": formatTime(c.entered), "Name": c.st.Name}
+	switch c.st.Type {
+	case asl.TypeTask, asl.TypeParallel, asl.TypeMap:
+		// Only the states that can retry carry a RetryCount: AWS's
+		// recorded context object of a Pass state has none.
+		state["RetryCount"] = asl.Int(int64(c.retries))
+	}
 	ctx := map[string]any{
 		"Execution": map[string]any{
 			"Id": x.arn, "Input": x.inputValue, "Name": x.name, "RoleArn": x.sm.roleArn,
 			"StartTime": formatTime(x.start), "RedriveCount": asl.Int(0),
 		},
-		"State": map[string]any{
-			"EnteredTime": formatTime(c.entered), "Name": c.st.Name, "RetryCount": asl.Int(int64(c.retries)),
-		},
+		"State":        state,
 		"StateMachine": map[string]any{"Id": x.sm.arn, "Name": x.sm.name},
 	}
 	if c.token != "" {
