@@ -96,6 +96,7 @@ type stateRun struct {
 	retries int
 	token   string
 	item    *mapItem
+	failed  *failedEvent // of the last attempt of a Parallel or Map state
 }
 
 func (c *stateRun) contextObject() any {
@@ -352,9 +353,11 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 			return r.catch(st, input, perr)
 		}
 		if err == errAborted || asl.Terminal(err.Name) {
+			r.recordFailure(c)
 			return nil, "", err
 		}
 		if i := matchRetrier(st.Retry, err.Name); i >= 0 && counts[i] < st.Retry[i].MaxAttempts {
+			c.failed = nil // a retried attempt has no failed event
 			rt := st.Retry[i]
 			d := rt.Delay(counts[i])
 			if rt.JitterFull {
@@ -367,6 +370,7 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 			}
 			continue
 		}
+		r.recordFailure(c)
 		return r.catch(st, input, err)
 	}
 }
