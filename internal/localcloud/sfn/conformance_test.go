@@ -40,6 +40,7 @@ type conformanceCase struct {
 	Tasks  map[string][]fakeResponse `json:"tasks,omitempty"`
 	Expect struct {
 		InvalidDefinition []string                     `json:"invalidDefinition,omitempty"`
+		InvalidExcludes   []string                     `json:"invalidDefinitionExcludes,omitempty"`
 		Status            string                       `json:"status,omitempty"`
 		Output            json.RawMessage              `json:"output,omitempty"`
 		Error             string                       `json:"error,omitempty"`
@@ -100,6 +101,9 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 		require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeInvalidDefinition))
 		for _, want := range tc.Expect.InvalidDefinition {
 			require.Contains(t, err.Error(), want)
+		}
+		for _, unwanted := range tc.Expect.InvalidExcludes {
+			require.NotContains(t, err.Error(), unwanted)
 		}
 		return
 	}
