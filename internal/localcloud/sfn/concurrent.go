@@ -38,11 +38,28 @@ func (r *runner) parallel(c *stateRun, input any) (any, *asl.Error) {
 		return nil, errAborted
 	}
 	if first != nil {
-		r.emit(EventParallelFailed, EventDetails{Error: first.Name, Cause: first.Cause})
+		c.failed = &failedEvent{typ: EventParallelFailed, err: first}
 		return nil, first
 	}
 	r.emit(EventParallelSucceeded, EventDetails{})
 	return results, nil
+}
+
+// failedEvent is the ParallelStateFailed or MapStateFailed event of a
+// failed attempt. withRetry records it only once the failure is final
+// (caught or propagated): AWS's history of a retried Map or Parallel state
+// has none between its attempts, only a new ...StateStarted.
+type failedEvent struct {
+	typ string
+	err *asl.Error
+}
+
+// recordFailure emits the pending failed event of the attempt, if any.
+func (r *runner) recordFailure(c *stateRun) {
+	if f := c.failed; f != nil {
+		c.failed = nil
+		r.emit(f.typ, EventDetails{Error: f.err.Name, Cause: f.err.Cause})
+	}
 }
 
 // spawn runs a branch or iteration on a new goroutine that reports to r.
@@ -145,7 +162,7 @@ func (r *runner) mapState(c *stateRun, input any) (any, *asl.Error) {
 		return nil, errAborted
 	}
 	if first != nil {
-		r.emit(EventMapStateFailed, EventDetails{Error: first.Name, Cause: first.Cause})
+		c.failed = &failedEvent{typ: EventMapStateFailed, err: first}
 		return nil, first
 	}
 	r.emit(EventMapStateSucceeded, EventDetails{})

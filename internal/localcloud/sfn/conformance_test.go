@@ -21,19 +21,26 @@ import (
 //
 // A definition of the form {"$ref": "name"} refers to an entry of the
 // file's "shared" object, so several cases can run one definition.
+// "repeatedInput" adds to the input object fields holding a text repeated
+// many times, for cases about length limits.
 type conformanceFile struct {
 	Cases  []conformanceCase          `json:"cases"`
 	Shared map[string]json.RawMessage `json:"shared,omitempty"`
 }
 
 type conformanceCase struct {
-	Name       string                    `json:"name"`
-	Source     string                    `json:"source,omitempty"`
-	Definition json.RawMessage           `json:"definition"`
-	Input      json.RawMessage           `json:"input,omitempty"`
-	Tasks      map[string][]fakeResponse `json:"tasks,omitempty"`
-	Expect     struct {
+	Name       string          `json:"name"`
+	Source     string          `json:"source,omitempty"`
+	Definition json.RawMessage `json:"definition"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Repeated   map[string]struct {
+		Text  string `json:"text"`
+		Times int    `json:"times"`
+	} `json:"repeatedInput,omitempty"`
+	Tasks  map[string][]fakeResponse `json:"tasks,omitempty"`
+	Expect struct {
 		InvalidDefinition []string                     `json:"invalidDefinition,omitempty"`
+		InvalidExcludes   []string                     `json:"invalidDefinitionExcludes,omitempty"`
 		Status            string                       `json:"status,omitempty"`
 		Output            json.RawMessage              `json:"output,omitempty"`
 		Error             string                       `json:"error,omitempty"`
@@ -95,12 +102,25 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 		for _, want := range tc.Expect.InvalidDefinition {
 			require.Contains(t, err.Error(), want)
 		}
+		for _, unwanted := range tc.Expect.InvalidExcludes {
+			require.NotContains(t, err.Error(), unwanted)
+		}
 		return
 	}
 	require.NoError(t, err)
 	input := "{}"
 	if len(tc.Input) > 0 {
 		input = string(tc.Input)
+	}
+	if len(tc.Repeated) > 0 {
+		fields := map[string]any{}
+		require.NoError(t, json.Unmarshal([]byte(input), &fields))
+		for name, r := range tc.Repeated {
+			fields[name] = strings.Repeat(r.Text, r.Times)
+		}
+		raw, err := json.Marshal(fields)
+		require.NoError(t, err)
+		input = string(raw)
 	}
 	started, err := e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Name: "run", Input: input})
 	require.NoError(t, err)

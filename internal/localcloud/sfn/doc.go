@@ -23,7 +23,10 @@
 // UpdateStateMachine (package asl): every unsupported construct, and every
 // Task resource without a registered handler, is an InvalidDefinition error
 // naming it and its location. Running executions keep the definition they
-// started with.
+// started with. Where AWS's documentation is silent or differs from what
+// AWS was recorded doing, the executor follows the recording; each such
+// choice is a row of the parity ledger in docs/local-cloud.md, pinned by a
+// case of the conformance suite (testdata/conformance).
 //
 // StartExecution is idempotent per name as on AWS: the same name and input
 // while the execution runs returns it; another input, or any input after it

@@ -96,18 +96,24 @@ type stateRun struct {
 	retries int
 	token   string
 	item    *mapItem
+	failed  *failedEvent // of the last attempt of a Parallel or Map state
 }
 
 func (c *stateRun) contextObject() any {
 	x := c.r.x
+	state := map[string]any{"EnteredTime": formatTime(c.entered), "Name": c.st.Name}
+	switch c.st.Type {
+	case asl.TypeTask, asl.TypeParallel, asl.TypeMap:
+		// Only the states that can retry carry a RetryCount: AWS's
+		// recorded context object of a Pass state has none.
+		state["RetryCount"] = asl.Int(int64(c.retries))
+	}
 	ctx := map[string]any{
 		"Execution": map[string]any{
 			"Id": x.arn, "Input": x.inputValue, "Name": x.name, "RoleArn": x.sm.roleArn,
 			"StartTime": formatTime(x.start), "RedriveCount": asl.Int(0),
 		},
-		"State": map[string]any{
-			"EnteredTime": formatTime(c.entered), "Name": c.st.Name, "RetryCount": asl.Int(int64(c.retries)),
-		},
+		"State":        state,
 		"StateMachine": map[string]any{"Id": x.sm.arn, "Name": x.sm.name},
 	}
 	if c.token != "" {
@@ -347,9 +353,11 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 			return r.catch(st, input, perr)
 		}
 		if err == errAborted || asl.Terminal(err.Name) {
+			r.recordFailure(c)
 			return nil, "", err
 		}
 		if i := matchRetrier(st.Retry, err.Name); i >= 0 && counts[i] < st.Retry[i].MaxAttempts {
+			c.failed = nil // a retried attempt has no failed event
 			rt := st.Retry[i]
 			d := rt.Delay(counts[i])
 			if rt.JitterFull {
@@ -362,6 +370,7 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 			}
 			continue
 		}
+		r.recordFailure(c)
 		return r.catch(st, input, err)
 	}
 }

@@ -305,7 +305,13 @@ func (h *Handler) validateDefinition(_ *http.Request, body []byte) (any, error) 
 	if de != nil {
 		result = "FAIL"
 		for _, d := range de.Diagnostics {
-			diags = append(diags, map[string]string{"severity": "ERROR", "code": d.Code, "message": d.Message, "location": d.Location})
+			diag := map[string]string{"severity": "ERROR", "code": d.Code, "message": d.Message}
+			if d.Location != "" {
+				// AWS sends no location for a whole-machine problem
+				// such as MISSING_END_STATE.
+				diag["location"] = d.Location
+			}
+			diags = append(diags, diag)
 		}
 	}
 	return map[string]any{"result": result, "diagnostics": diags, "truncated": false}, nil

@@ -189,8 +189,14 @@ func TestSDKErrors(t *testing.T) {
 		Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}}`)})
 	require.NoError(t, err)
 	require.Equal(t, types.ValidateStateMachineDefinitionResultCodeFail, v.Result)
+	// As on AWS: the dangling target, then the machine's missing terminal
+	// state, which has no location.
+	require.Len(t, v.Diagnostics, 2)
 	require.Equal(t, "MISSING_TRANSITION_TARGET", aws.ToString(v.Diagnostics[0].Code))
 	require.Equal(t, "/States/A", aws.ToString(v.Diagnostics[0].Location))
+	require.Equal(t, "MISSING_END_STATE", aws.ToString(v.Diagnostics[1].Code))
+	require.Equal(t, "Workflow has no terminal state", aws.ToString(v.Diagnostics[1].Message))
+	require.Nil(t, v.Diagnostics[1].Location)
 }
 
 func TestUnknownOperationAndMethod(t *testing.T) {

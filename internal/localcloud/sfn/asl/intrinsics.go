@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -253,6 +254,42 @@ func argInt(args []any, i int, fn string) (int64, error) {
 	return n, nil
 }
 
+// argRounded reads a number argument of the math functions. AWS documents
+// that a non-integer is rounded to the nearest integer; its recorded
+// answers round halves up, as Java's Math.round does (1.5 → 2, -1.5 → -1,
+// -2.5 → -2), so that is what this does.
+func argRounded(args []any, i int, fn string) (int64, error) {
+	if n, ok := toInt(args[i]); ok {
+		return n, nil
+	}
+	f, ok := toFloat(args[i])
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("argument %d of %s must be a number, got %s", i+1, fn, EncodeJSON(args[i]))
+	}
+	r := math.Floor(f + 0.5)
+	if math.Abs(r) > 1<<53 {
+		return 0, fmt.Errorf("argument %d of %s is out of range: %s", i+1, fn, EncodeJSON(args[i]))
+	}
+	return int64(r), nil
+}
+
+// MaxIntrinsicString is the longest string AWS accepts as the input of
+// States.Base64Encode, States.Base64Decode and States.Hash.
+const MaxIntrinsicString = 10000
+
+// argLimited reads a string argument that AWS limits to
+// MaxIntrinsicString characters.
+func argLimited(args []any, i int, fn string) (string, error) {
+	s, err := argString(args, i, fn)
+	if err != nil {
+		return "", err
+	}
+	if n := len([]rune(s)); n > MaxIntrinsicString {
+		return "", fmt.Errorf("argument %d of %s has %d characters; at most %d are allowed", i+1, fn, n, MaxIntrinsicString)
+	}
+	return s, nil
+}
+
 func fnFormat(args []any, raw []argument) (any, error) {
 	tmpl, err := argString(args, 0, "States.Format")
 	if err != nil {
@@ -298,6 +335,11 @@ func fnStringToJSON(args []any, _ []argument) (any, error) {
 	s, err := argString(args, 0, "States.StringToJson")
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(s) == "" {
+		// AWS answers null for an empty or blank string rather than
+		// failing: there is no JSON text to parse, so there is no value.
+		return nil, nil
 	}
 	return DecodeJSON([]byte(s))
 }
@@ -371,7 +413,9 @@ func fnArrayGetItem(args []any, _ []argument) (any, error) {
 		return nil, err
 	}
 	if i < 0 || i >= int64(len(arr)) {
-		return nil, fmt.Errorf("index %d is out of range for an array of %d items", i, len(arr))
+		// AWS answers null for an index outside the array (the
+		// documentation does not say; see docs/local-cloud.md).
+		return nil, nil
 	}
 	return arr[i], nil
 }
@@ -403,7 +447,7 @@ next:
 }
 
 func fnBase64Encode(args []any, _ []argument) (any, error) {
-	s, err := argString(args, 0, "States.Base64Encode")
+	s, err := argLimited(args, 0, "States.Base64Encode")
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +455,7 @@ func fnBase64Encode(args []any, _ []argument) (any, error) {
 }
 
 func fnBase64Decode(args []any, _ []argument) (any, error) {
-	s, err := argString(args, 0, "States.Base64Decode")
+	s, err := argLimited(args, 0, "States.Base64Decode")
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +467,7 @@ func fnBase64Decode(args []any, _ []argument) (any, error) {
 }
 
 func fnHash(args []any, _ []argument) (any, error) {
-	data, err := argString(args, 0, "States.Hash")
+	data, err := argLimited(args, 0, "States.Hash")
 	if err != nil {
 		return nil, err
 	}
@@ -471,11 +515,11 @@ func fnJSONMerge(args []any, _ []argument) (any, error) {
 }
 
 func fnMathRandom(args []any, _ []argument) (any, error) {
-	start, err := argInt(args, 0, "States.MathRandom")
+	start, err := argRounded(args, 0, "States.MathRandom")
 	if err != nil {
 		return nil, err
 	}
-	end, err := argInt(args, 1, "States.MathRandom")
+	end, err := argRounded(args, 1, "States.MathRandom")
 	if err != nil {
 		return nil, err
 	}
@@ -494,11 +538,11 @@ func fnMathRandom(args []any, _ []argument) (any, error) {
 }
 
 func fnMathAdd(args []any, _ []argument) (any, error) {
-	a, err := argInt(args, 0, "States.MathAdd")
+	a, err := argRounded(args, 0, "States.MathAdd")
 	if err != nil {
 		return nil, err
 	}
-	b, err := argInt(args, 1, "States.MathAdd")
+	b, err := argRounded(args, 1, "States.MathAdd")
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package asl
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 )
 
@@ -21,7 +22,17 @@ const (
 	CodeMissingTarget  = "MISSING_TRANSITION_TARGET"
 	CodeUnreachable    = "UNREACHABLE_STATE"
 	CodeDuplicateState = "DUPLICATE_STATE_NAME"
+	CodeMissingEnd     = "MISSING_END_STATE"
 )
+
+// MaxWaitSeconds is the largest Seconds of a Wait state AWS accepts.
+const MaxWaitSeconds = 99999999
+
+// lambdaARN is the form of a Lambda function ARN in a Task's Resource: the
+// function name, optionally qualified by one version or alias. A qualifier
+// that is empty, doubled or has other characters is refused, as Lambda's
+// own FunctionName pattern refuses it.
+var lambdaARN = regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$`)
 
 // DefinitionError lists every problem of an invalid definition.
 type DefinitionError struct {
@@ -353,6 +364,21 @@ func (p *parser) checkTransitions(m *Machine, so *object) {
 			}
 		}
 	}
+	// A machine must have a terminal state (End, Succeed or Fail). AWS then
+	// reports this alone, without the unreachable states of the loop.
+	if len(m.States) > 0 && len(m.States) == len(so.m) {
+		terminal := false
+		for _, st := range m.States {
+			if st.End || st.Type == TypeSucceed || st.Type == TypeFail {
+				terminal = true
+				break
+			}
+		}
+		if !terminal {
+			p.fail(CodeMissingEnd, "", "Workflow has no terminal state")
+			return
+		}
+	}
 	// Every state must be reachable from StartAt.
 	seen := map[string]bool{}
 	var visit func(string)
@@ -451,6 +477,10 @@ func has(list []string, s string) bool {
 
 func (p *parser) parseTask(o *object, st *State) {
 	st.Resource, _ = o.str("Resource", true)
+	if strings.HasPrefix(st.Resource, "arn:") && strings.Contains(st.Resource, ":lambda:") && !strings.Contains(st.Resource, ":::") &&
+		!lambdaARN.MatchString(st.Resource) {
+		p.fail(CodeSchema, o.at("Resource"), "Value is not a valid resource ARN")
+	}
 	o.exclusive("TimeoutSeconds", "TimeoutSecondsPath")
 	o.exclusive("HeartbeatSeconds", "HeartbeatSecondsPath")
 	st.TimeoutSeconds, _ = o.integer("TimeoutSeconds", 1)
@@ -477,6 +507,9 @@ func (p *parser) parseWait(o *object, st *State) {
 		p.fail(CodeSchema, o.loc, "A Wait state must have exactly one of \"Seconds\", \"Timestamp\", \"SecondsPath\", \"TimestampPath\"")
 	}
 	if s, ok := o.integer("Seconds", 0); ok {
+		if s > MaxWaitSeconds {
+			p.fail(CodeSchema, o.at("Seconds"), "Maximum value is %d", MaxWaitSeconds)
+		}
 		st.Seconds = &s
 	}
 	if ts, ok := o.str("Timestamp", false); ok {
