@@ -615,7 +615,7 @@ func RunNotificationStore(t *testing.T, newPorts Factory) {
 		changes := map[string]enrollment.NotificationChange{
 			"begin": enrollment.BeginAttemptChange(), "failed": enrollment.FailedChange(),
 			"unknown": enrollment.UnknownChange(), "give up": enrollment.GiveUpChange().WithLastError("deadline passed"),
-			"retry": enrollment.RetryChange().WithLastError("503 provider_unavailable"),
+			"retry":  enrollment.RetryChange().WithLastError("503 provider_unavailable"),
 			"cancel": enrollment.CancelledChange(), "sent": enrollment.SentChange(time.Date(2026, 3, 1, 10, 0, 2, 0, time.UTC)),
 		}
 		// Each start status is reached through the store, then each change
