@@ -192,3 +192,40 @@ func mustExecutionInput(t *testing.T, e *env, arn string) string {
 	require.NoError(t, err)
 	return x.Input
 }
+
+// The Lambda platform fails steps on the way (a client timeout of the
+// payment request's invocation, a sandbox killed while granting, a killed
+// wait): each is retried, as AWS recommends for Lambda tasks, and the
+// purchase is confirmed; nothing goes to a person.
+func TestSagaRetriesLambdaPlatformFailures(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.failStep(string(StepRequestPayment), clientTimeout(), killed())
+	e.failStep(string(StepAwaitPayment), killed())
+	e.failStep(string(StepGrant), killed(), clientTimeout())
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+
+	// Time moves a second at a time (each retry waits at most a few), far
+	// from the 15-minute hold deadline.
+	var waiting purchase.Purchase
+	e.tick("the saga to wait for the payment", func() bool {
+		waiting = e.purchase(p.ID())
+		return waiting.Status() == purchase.StatusPaymentPending && waiting.TaskToken() != ""
+	})
+	_, err := e.sb.SettlePayment(waiting.PaymentID(), sandbox.StatusSucceeded)
+	require.NoError(t, err)
+	e.tick("the purchase to be confirmed", func() bool { return e.purchase(p.ID()).Status() == purchase.StatusConfirmed })
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusConfirmed, got.Status())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusConfirmed}, statuses(got))
+	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+	require.Equal(t, 3, e.stepInvocations(string(StepRequestPayment)), "two platform failures, then the request")
+	require.Equal(t, 2, e.stepInvocations(string(StepAwaitPayment)))
+	require.Equal(t, 3, e.stepInvocations(string(StepGrant)))
+	require.Len(t, e.sb.Payments(p.ID()), 1, "one payment at the provider")
+}
