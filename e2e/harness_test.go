@@ -58,15 +58,18 @@ func runMain(m *testing.M) int {
 			logs = os.Stderr
 		}
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
-			ModuleRoot:     root,
-			TemplatePath:   filepath.Join(root, "infra/template.yaml"),
-			StateDir:       dir,
-			EndpointAddr:   freeAddr(),
-			APIAddr:        freeAddr(),
-			MailAddr:       freeAddr(),
-			PaymentAddr:    freeAddr(),
-			ScheduleSpeed:  10,
-			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10"}, // the test of expiry waits seconds
+			ModuleRoot:    root,
+			TemplatePath:  filepath.Join(root, "infra/template.yaml"),
+			StateDir:      dir,
+			EndpointAddr:  freeAddr(),
+			APIAddr:       freeAddr(),
+			MailAddr:      freeAddr(),
+			PaymentAddr:   freeAddr(),
+			ScheduleSpeed: 10,
+			// Scaled so that tests wait seconds: the export link's expiry, and
+			// the payment provider's call timeout (1 s for 10 s, as the
+			// outage test scales its hold and its outage by a tenth).
+			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1"},
 			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
 			FunctionOutput: logs,
 		})

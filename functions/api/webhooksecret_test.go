@@ -78,7 +78,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
 			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
-				Callbacks: noSaga{}, Executions: noSaga{}, Now: now})
+				Callbacks: noSaga{}, Now: now})
 		},
 		now:    now,
 		logger: slog.New(slog.DiscardHandler),

@@ -117,7 +117,7 @@ func TestEveryTaskRetriesLambdaPlatformErrors(t *testing.T) {
 			require.Contains(t, retried, want, "state %s does not retry %s", name, want)
 		}
 	}
-	require.Equal(t, 12, tasks, "every Task state was checked")
+	require.Equal(t, 13, tasks, "every Task state was checked")
 }
 
 // Every ${...} of the definition is a substitution the template must

@@ -34,6 +34,7 @@ import (
 	"github.com/clubdev/club/internal/localcloud/sfn/clock"
 	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
 	"github.com/clubdev/club/internal/payment"
+	"github.com/clubdev/club/internal/relay"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
@@ -96,6 +97,8 @@ type env struct {
 	svc      *purchase.Service
 	store    *store.PurchaseAdapters
 	outbox   *store.Outbox
+	// workflows starts executions from outbox rows, as the relay does.
+	workflows *relay.WorkflowStarter
 
 	// dropWebhooks makes the webhook endpoint answer 503 without looking:
 	// a provider whose notifications never arrive.
@@ -158,11 +161,17 @@ func setup(t *testing.T) *env {
 	}), sm.ARN)
 	require.NoError(t, err)
 
+	e.workflows, err = relay.NewWorkflowStarter(
+		relay.Workflows{events.TypePurchaseRequested: sfnClient, events.TypeRefundRequested: sfnClient},
+		relay.NamedBy(events.TypeRefundRequested, purchase.RefundExecutionName),
+	)
+	require.NoError(t, err)
+
 	steps, err := purchase.NewSteps(purchase.StepsDeps{Store: e.store.Purchases, Payments: e.provider, Callbacks: sfnClient, Now: e.clk.Now})
 	require.NoError(t, err)
 	e.handler = NewHandler(steps, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.webhooks, err = purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Executions: sfnClient, Now: e.clk.Now,
+		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Now: e.clk.Now,
 	})
 	require.NoError(t, err)
 
@@ -404,6 +413,24 @@ func (e *env) startSaga(p purchase.Purchase) string {
 	}
 	e.t.Fatalf("no purchase.requested row for %s", p.ID())
 	return ""
+}
+
+// relayRefunds does what the relay does with a purchase's refund.requested
+// rows: it starts <id>-refund from each (the same name for every row, so a
+// republished row starts nothing new). It returns how many rows it relayed.
+func (e *env) relayRefunds(purchaseID string) int {
+	e.t.Helper()
+	rows, err := e.outbox.Unpublished(e.ctx, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	require.NoError(e.t, err)
+	n := 0
+	for _, r := range rows {
+		if r.AggregateID == purchaseID && r.Type == events.TypeRefundRequested {
+			_, err := e.workflows.Publish(e.ctx, []relay.Message{relay.MessageOf(r)})
+			require.NoError(e.t, err)
+			n++
+		}
+	}
+	return n
 }
 
 func (e *env) executionARN(name string) string {

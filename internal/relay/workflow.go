@@ -23,19 +23,31 @@ type Workflows map[events.Type]Executions
 
 // WorkflowStarter is the publisher of workflow rows (events.KindWorkflow,
 // such as purchase.requested): it starts one execution per row, named after
-// the row's aggregate id, with the envelope JSON as the input. A row
+// the row's aggregate id (or as NamedBy says for its type), with the
+// envelope JSON as the input. A row
 // published again (a retried stream batch, the sweeper) starts the same name
 // again, which the state machine answers with the existing execution: one
 // execution per aggregate, however often its row is relayed. It is safe for
 // concurrent use.
 type WorkflowStarter struct {
 	workflows Workflows
+	names     map[events.Type]func(aggregateID string) string
+}
+
+// WorkflowOption configures a WorkflowStarter.
+type WorkflowOption func(*WorkflowStarter)
+
+// NamedBy names the executions of workflow type t with name(aggregate id)
+// instead of the aggregate id itself: refund.requested starts
+// <purchase id>-refund, beside the purchase's own execution.
+func NamedBy(t events.Type, name func(aggregateID string) string) WorkflowOption {
+	return func(w *WorkflowStarter) { w.names[t] = name }
 }
 
 var _ Publisher = (*WorkflowStarter)(nil)
 
 // NewWorkflowStarter returns a starter for the given workflow types.
-func NewWorkflowStarter(workflows Workflows) (*WorkflowStarter, error) {
+func NewWorkflowStarter(workflows Workflows, opts ...WorkflowOption) (*WorkflowStarter, error) {
 	if len(workflows) == 0 {
 		return nil, errors.New("workflow starter: no workflows")
 	}
@@ -51,7 +63,16 @@ func NewWorkflowStarter(workflows Workflows) (*WorkflowStarter, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &WorkflowStarter{workflows: maps.Clone(workflows)}, nil
+	w := &WorkflowStarter{workflows: maps.Clone(workflows), names: map[events.Type]func(string) string{}}
+	for _, o := range opts {
+		o(w)
+	}
+	for t := range w.names {
+		if _, ok := w.workflows[t]; !ok {
+			return nil, fmt.Errorf("workflow starter: a name for %s, which has no state machine", t)
+		}
+	}
+	return w, nil
 }
 
 // Publish starts an execution per message, in order, and stops at the first
@@ -67,8 +88,12 @@ func (w *WorkflowStarter) Publish(ctx context.Context, msgs []Message) (int, err
 		case m.AggregateID == "":
 			return i, fmt.Errorf("start workflow for event %s (%s): no aggregate id to name the execution", m.EventID, m.Type)
 		}
-		if err := x.StartExecution(ctx, m.AggregateID, string(m.Body)); err != nil {
-			return i, fmt.Errorf("start workflow %s for event %s (%s): %w", m.AggregateID, m.EventID, m.Type, err)
+		name := m.AggregateID
+		if f := w.names[m.Type]; f != nil {
+			name = f(m.AggregateID)
+		}
+		if err := x.StartExecution(ctx, name, string(m.Body)); err != nil {
+			return i, fmt.Errorf("start workflow %s for event %s (%s): %w", name, m.EventID, m.Type, err)
 		}
 	}
 	return len(msgs), nil

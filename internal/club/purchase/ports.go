@@ -2,7 +2,6 @@ package purchase
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/clubdev/club/events"
@@ -50,7 +49,7 @@ type Store interface {
 	// written either. Otherwise the result is written conditionally on the
 	// purchase being unchanged since the read (so on its status being the
 	// one the transition was allowed from), in one transaction with the
-	// seat effect of its status change (SeatEffectOf): SeatReleased gives
+	// seat effect of its status change (SeatEffectBetween): SeatReleased gives
 	// the held seat back, SeatTaken turns it into a taken seat and records
 	// the student's access, failing with ErrAlreadyHasAccess (and writing
 	// nothing) if the student already has it. A lost race re-reads and
@@ -88,29 +87,15 @@ type TaskCallbacks interface {
 	SendTaskFailure(ctx context.Context, token, errorName, cause string) error
 }
 
-// Executions starts executions of the purchase state machine.
-type Executions interface {
-	// StartExecution starts an execution named name with input (JSON). An
-	// execution of that name that already exists (running or closed) is
-	// success: names make starts idempotent.
-	StartExecution(ctx context.Context, name, input string) error
-}
-
 // ExecutionName is the name of a purchase's saga execution. The relay
 // starts it from purchase.requested (whose envelope is the input), so a
 // republished event starts nothing new.
 func ExecutionName(purchaseID string) string { return purchaseID }
 
-// RefundExecutionName is the name of the execution that refunds a late
-// payment; the webhook handler starts it after recording the intent.
+// RefundExecutionName is the name of the execution that refunds a purchase
+// outside its own saga (a late payment, a person's decision): the relay
+// starts it from refund.requested, whose envelope is the input.
 func RefundExecutionName(purchaseID string) string { return purchaseID + "-refund" }
-
-// RefundExecutionInput is the input of that execution: it enters the state
-// machine at its refund branch.
-func RefundExecutionInput(purchaseID string) string {
-	b, _ := json.Marshal(map[string]string{"purchase_id": purchaseID, "start": "refund"}) // strings always encode
-	return string(b)
-}
 
 // Names of the errors a webhook sends into the saga with SendTaskFailure;
 // the state machine catches them by name.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club"
 )
 
@@ -25,6 +26,10 @@ func (s ProviderStatus) Final() bool { return s == ProviderSucceeded || s == Pro
 type HistoryEntry struct {
 	Status Status
 	At     time.Time
+	// By and Reason are set when a person made the change (clubctl
+	// reconcile resolve): who, and why.
+	By     string
+	Reason string
 }
 
 // PaymentKey is the idempotency key of the purchase's payment request. It is
@@ -61,6 +66,10 @@ type Purchase struct {
 	taskToken string
 	note      string
 	history   []HistoryEntry
+
+	// outbox holds the events a change raised, for the Store to write in
+	// the same transaction as the change; never stored on the row.
+	outbox []events.Envelope
 }
 
 // New returns a reserved purchase of a seat of in, holding it until now +
@@ -119,6 +128,34 @@ func (p Purchase) RefundKey() string  { return RefundKey(p.id) }
 // HoldExpired reports whether the hold deadline has passed at now.
 func (p Purchase) HoldExpired(now time.Time) bool { return !now.Before(p.holdExpiresAt) }
 
+// PaymentRequestCutoff is when the saga stops asking a silent provider for
+// the payment: a tenth of the hold before its deadline, so that a checkout
+// URL the provider gives at the last moment still leaves the student time to
+// pay. Past it, the purchase expires.
+func (p Purchase) PaymentRequestCutoff() time.Time {
+	return p.holdExpiresAt.Add(-p.holdExpiresAt.Sub(p.createdAt) / 10)
+}
+
+// HoldsSeat reports whether the purchase holds a seat of the intensive (a
+// held seat, not a taken one). needs_reconciliation keeps what the status
+// before it had.
+func (p Purchase) HoldsSeat() bool {
+	s := p.status
+	if s == StatusNeedsReconciliation {
+		s = p.previousStatus()
+	}
+	return seatAccounting[s] == seatHeld
+}
+
+// previousStatus is the status before the current one (empty for a new
+// purchase).
+func (p Purchase) previousStatus() Status {
+	if len(p.history) < 2 {
+		return ""
+	}
+	return p.history[len(p.history)-2].Status
+}
+
 // VisibleTo reports whether a user may see the purchase: only its student.
 func (p Purchase) VisibleTo(userID string) bool { return userID != "" && userID == p.studentID }
 
@@ -161,11 +198,25 @@ func (p *Purchase) observePayment(s ProviderStatus) {
 	}
 }
 
-// RecordPayment: the provider created the payment (reserved →
-// payment_pending).
+// AwaitProvider: the provider has not answered the request for a payment
+// (reserved → awaiting_provider; a repeat keeps the status). note says what
+// the last attempt saw.
+func (p *Purchase) AwaitProvider(note string, at time.Time) error {
+	if err := p.moveTo(StatusAwaitingProvider, at); err != nil {
+		return err
+	}
+	p.note = note
+	return nil
+}
+
+// RecordPayment: the provider created the payment (reserved or
+// awaiting_provider → payment_pending).
 func (p *Purchase) RecordPayment(paymentID, checkoutURL string, status ProviderStatus, at time.Time) error {
 	if err := p.adoptPayment(paymentID); err != nil {
 		return err
+	}
+	if p.status == StatusAwaitingProvider {
+		p.note = ""
 	}
 	if err := p.moveTo(StatusPaymentPending, at); err != nil {
 		return err
@@ -235,6 +286,22 @@ func (p *Purchase) Expire(note string, at time.Time) error {
 	return nil
 }
 
+// Events returns the events the changes made to p raised: the Store writes
+// them to the outbox in the same transaction as the purchase.
+func (p Purchase) Events() []events.Envelope { return slices.Clone(p.outbox) }
+
+// requestRefund raises refund.requested, so that the refund execution has
+// an owner from the moment refund_pending is written: the relay (or, if it
+// fails, the sweeper) starts <id>-refund from the outbox row.
+func (p *Purchase) requestRefund(reason string, at time.Time) error {
+	env, err := events.New(events.NewID(), at, events.RefundRequested{PurchaseID: p.id, PaymentID: p.paymentID, Reason: reason})
+	if err != nil {
+		return fmt.Errorf("purchase %s: %w", p.id, err)
+	}
+	p.outbox = append(p.outbox, env)
+	return nil
+}
+
 // BeginRefund records the refund intent (→ refund_pending). From expired it
 // is a late payment, and the seat counters stay as they are; from
 // payment_pending or checking_payment the paid purchase could not be granted
@@ -253,6 +320,10 @@ func (p *Purchase) BeginRefund(note string, at time.Time) error {
 	}
 	p.latePayment = late
 	p.note = note
+	if late {
+		// No execution runs for an expired purchase: the refund needs one.
+		return p.requestRefund(note, at)
+	}
 	return nil
 }
 
@@ -356,6 +427,6 @@ func (p Purchase) Equal(q Purchase) bool {
 		p.refundID == q.refundID && p.refundStatus == q.refundStatus && p.latePayment == q.latePayment &&
 		p.taskToken == q.taskToken && p.note == q.note &&
 		slices.EqualFunc(p.history, q.history, func(a, b HistoryEntry) bool {
-			return a.Status == b.Status && a.At.Equal(b.At)
+			return a.Status == b.Status && a.At.Equal(b.At) && a.By == b.By && a.Reason == b.Reason
 		})
 }
