@@ -226,6 +226,10 @@ type RefundRequested struct {
 	PaymentID string `json:"payment_id"`
 	// Reason says why, for people reading the outbox or the execution.
 	Reason string `json:"reason"`
+	// Attempt counts the purchase's refund intents, from 1: a refund a
+	// person asks for after a failed one runs in an execution of its own
+	// (<purchase id>-refund-<attempt>). Absent means 1.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 func (RefundRequested) EventType() Type       { return TypeRefundRequested }

@@ -163,7 +163,7 @@ func setup(t *testing.T) *env {
 
 	e.workflows, err = relay.NewWorkflowStarter(
 		relay.Workflows{events.TypePurchaseRequested: sfnClient, events.TypeRefundRequested: sfnClient},
-		relay.NamedBy(events.TypeRefundRequested, purchase.RefundExecutionName),
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution),
 	)
 	require.NoError(t, err)
 

@@ -56,6 +56,7 @@ the club table. See docs/runbooks/reconciliation.md.`,
 		DisableFlagsInUseLine: true,
 		RunE:                  func(cmd *cobra.Command, _ []string) error { return runReconcile(cmd, g, o) },
 	}
+	cmd.AddCommand(newResolveCommand(g))
 	f := cmd.Flags()
 	f.StringVar(&o.status, "status", "", "only purchases in this status (checking_payment or needs_reconciliation)")
 	f.DurationVar(&o.olderThan, "older-than", 0, "only purchases in their status for at least this long")

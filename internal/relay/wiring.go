@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clubdev/club/events"
-	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
@@ -95,7 +94,7 @@ func Wire(ctx context.Context, function string, storeCfg store.Config, routing R
 	}
 	workflows, err := NewWorkflowStarter(
 		Workflows{events.TypePurchaseRequested: purchases, events.TypeRefundRequested: purchases},
-		NamedBy(events.TypeRefundRequested, purchase.RefundExecutionName),
+		NamedBy(events.TypeRefundRequested, RefundExecution),
 	)
 	if err != nil {
 		return Wiring{}, err

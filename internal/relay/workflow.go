@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club/purchase"
 )
 
 // Executions starts executions of one state machine; *sfnclient.Client
@@ -31,16 +32,16 @@ type Workflows map[events.Type]Executions
 // concurrent use.
 type WorkflowStarter struct {
 	workflows Workflows
-	names     map[events.Type]func(aggregateID string) string
+	names     map[events.Type]func(Message) (string, error)
 }
 
 // WorkflowOption configures a WorkflowStarter.
 type WorkflowOption func(*WorkflowStarter)
 
-// NamedBy names the executions of workflow type t with name(aggregate id)
-// instead of the aggregate id itself: refund.requested starts
-// <purchase id>-refund, beside the purchase's own execution.
-func NamedBy(t events.Type, name func(aggregateID string) string) WorkflowOption {
+// NamedBy names the executions of workflow type t with name(message)
+// instead of the aggregate id: refund.requested starts <purchase id>-refund,
+// beside the purchase's own execution. A name error leaves the row pending.
+func NamedBy(t events.Type, name func(Message) (string, error)) WorkflowOption {
 	return func(w *WorkflowStarter) { w.names[t] = name }
 }
 
@@ -63,7 +64,7 @@ func NewWorkflowStarter(workflows Workflows, opts ...WorkflowOption) (*WorkflowS
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	w := &WorkflowStarter{workflows: maps.Clone(workflows), names: map[events.Type]func(string) string{}}
+	w := &WorkflowStarter{workflows: maps.Clone(workflows), names: map[events.Type]func(Message) (string, error){}}
 	for _, o := range opts {
 		o(w)
 	}
@@ -90,11 +91,29 @@ func (w *WorkflowStarter) Publish(ctx context.Context, msgs []Message) (int, err
 		}
 		name := m.AggregateID
 		if f := w.names[m.Type]; f != nil {
-			name = f(m.AggregateID)
+			var err error
+			if name, err = f(m); err != nil {
+				return i, fmt.Errorf("start workflow for event %s (%s): name the execution: %w", m.EventID, m.Type, err)
+			}
 		}
 		if err := x.StartExecution(ctx, name, string(m.Body)); err != nil {
 			return i, fmt.Errorf("start workflow %s for event %s (%s): %w", name, m.EventID, m.Type, err)
 		}
 	}
 	return len(msgs), nil
+}
+
+// RefundExecution names the execution a refund.requested message starts
+// (purchase.RefundRequestExecutionName): <purchase id>-refund, or
+// <purchase id>-refund-<n> for a later refund of the same purchase.
+func RefundExecution(m Message) (string, error) {
+	env, err := events.Decode(m.Body)
+	if err != nil {
+		return "", err
+	}
+	r, err := env.RefundRequested()
+	if err != nil {
+		return "", err
+	}
+	return purchase.RefundRequestExecutionName(r), nil
 }

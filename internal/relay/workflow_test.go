@@ -112,7 +112,7 @@ func TestWorkflowStarterNamesTheRefundExecution(t *testing.T) {
 	x := &fakeExecutions{}
 	starter, err := relay.NewWorkflowStarter(
 		relay.Workflows{events.TypePurchaseRequested: x, events.TypeRefundRequested: x},
-		relay.NamedBy(events.TypeRefundRequested, purchase.RefundExecutionName),
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution),
 	)
 	require.NoError(t, err)
 	rows := []outbox.Row{purchaseRow(t, "p-1", t0), refundRow(t, "p-1", t0), refundRow(t, "p-1", t0)}
@@ -126,8 +126,17 @@ func TestWorkflowStarterNamesTheRefundExecution(t *testing.T) {
 		{"p-1-refund", string(rows[2].Payload)},
 	}, x.started())
 
+	// A person's refund after a failed one: an execution of its own.
+	env, err := events.New(events.NewID(), t0, events.RefundRequested{PurchaseID: "p-1", PaymentID: "pay-1", Reason: "resolved", Attempt: 2})
+	require.NoError(t, err)
+	second, err := outbox.NewRow(env, t0)
+	require.NoError(t, err)
+	_, err = starter.Publish(context.Background(), []relay.Message{relay.MessageOf(second)})
+	require.NoError(t, err)
+	require.Equal(t, "p-1-refund-2", x.started()[3][0])
+
 	_, err = relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x},
-		relay.NamedBy(events.TypeRefundRequested, purchase.RefundExecutionName))
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution))
 	require.ErrorContains(t, err, "no state machine")
 }
 

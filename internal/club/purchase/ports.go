@@ -3,6 +3,7 @@ package purchase
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/idempotency"
@@ -96,6 +97,16 @@ func ExecutionName(purchaseID string) string { return purchaseID }
 // outside its own saga (a late payment, a person's decision): the relay
 // starts it from refund.requested, whose envelope is the input.
 func RefundExecutionName(purchaseID string) string { return purchaseID + "-refund" }
+
+// RefundRequestExecutionName is the execution a refund.requested row starts:
+// RefundExecutionName for the purchase's first refund intent, and
+// <id>-refund-<n> for the n-th (execution names cannot be reused).
+func RefundRequestExecutionName(r events.RefundRequested) string {
+	if r.Attempt <= 1 {
+		return RefundExecutionName(r.PurchaseID)
+	}
+	return fmt.Sprintf("%s-%d", RefundExecutionName(r.PurchaseID), r.Attempt)
+}
 
 // Names of the errors a webhook sends into the saga with SendTaskFailure;
 // the state machine catches them by name.

@@ -294,7 +294,9 @@ func (p Purchase) Events() []events.Envelope { return slices.Clone(p.outbox) }
 // an owner from the moment refund_pending is written: the relay (or, if it
 // fails, the sweeper) starts <id>-refund from the outbox row.
 func (p *Purchase) requestRefund(reason string, at time.Time) error {
-	env, err := events.New(events.NewID(), at, events.RefundRequested{PurchaseID: p.id, PaymentID: p.paymentID, Reason: reason})
+	env, err := events.New(events.NewID(), at, events.RefundRequested{
+		PurchaseID: p.id, PaymentID: p.paymentID, Reason: reason, Attempt: p.RefundAttempt(),
+	})
 	if err != nil {
 		return fmt.Errorf("purchase %s: %w", p.id, err)
 	}
@@ -373,6 +375,110 @@ func (p *Purchase) NeedReconciliation(note string, at time.Time) error {
 	}
 	p.note = note
 	return nil
+}
+
+// Action is what a person decides for a purchase in needs_reconciliation.
+type Action string
+
+// The actions of clubctl reconcile resolve.
+const (
+	// ActionConfirm grants access: the held seat becomes taken (→ confirmed).
+	ActionConfirm Action = "confirm"
+	// ActionRelease frees the held seat: no money was taken (→ expired).
+	ActionRelease Action = "release"
+	// ActionRefund gives the money back: the hold, if any, is released and
+	// a refund execution starts from a refund.requested row (→
+	// refund_pending, then refunded).
+	ActionRefund Action = "refund"
+)
+
+// Actions lists the actions.
+func Actions() []Action { return []Action{ActionConfirm, ActionRelease, ActionRefund} }
+
+// Resolution is a person's decision for a purchase in needs_reconciliation.
+type Resolution struct {
+	Action Action
+	// By is who decided (the operator's identity); Reason why. Both are
+	// required and recorded in the history.
+	By, Reason string
+	// Force overrides ErrContradicted: the person knows better than the
+	// recorded answer (they asked the provider's dashboard, say).
+	Force bool
+}
+
+// Resolve applies a person's decision to a purchase in needs_reconciliation,
+// with the seat effect the decision means (SeatEffectBetween) and a history
+// entry naming the person and the reason. Repeating the same resolution is a
+// no-op. Errors: ErrNotReconcilable, ErrContradicted (unless r.Force),
+// ErrNoHold (confirm, or release, without a held seat), or a validation
+// error for a missing person, reason or unknown action.
+func (p *Purchase) Resolve(r Resolution, at time.Time) error {
+	to, ok := map[Action]Status{ActionConfirm: StatusConfirmed, ActionRelease: StatusExpired, ActionRefund: StatusRefundPending}[r.Action]
+	switch {
+	case !ok:
+		return fmt.Errorf("purchase %s: action %q is not one of confirm, release, refund", p.id, r.Action)
+	case r.By == "" || r.Reason == "":
+		return fmt.Errorf("purchase %s: a resolution needs who decided and why", p.id)
+	}
+	if p.status == to && len(p.history) > 0 {
+		if last := p.history[len(p.history)-1]; last.By == r.By && last.Reason == r.Reason {
+			return nil // the same resolution again
+		}
+	}
+	if p.status != StatusNeedsReconciliation {
+		return fmt.Errorf("purchase %s is %s: %w", p.id, p.status, ErrNotReconcilable)
+	}
+	if err := p.contradiction(r.Action); err != nil && !r.Force {
+		return fmt.Errorf("purchase %s: %s: %w (--force to override)", p.id, err, ErrContradicted)
+	}
+	if r.Action != ActionRefund && !p.HoldsSeat() && (r.Action == ActionConfirm || p.paymentStatus == ProviderSucceeded) {
+		return fmt.Errorf("purchase %s: %w: it was released when its refund began; refund it instead", p.id, ErrNoHold)
+	}
+	if r.Action == ActionRefund && p.paymentID == "" {
+		return fmt.Errorf("purchase %s: no payment was recorded, there is nothing to refund: %w", p.id, ErrContradicted)
+	}
+	if err := p.moveTo(to, at); err != nil {
+		return err
+	}
+	last := &p.history[len(p.history)-1]
+	last.By, last.Reason = r.By, r.Reason
+	p.note = fmt.Sprintf("resolved by %s (%s): %s", r.By, r.Action, r.Reason)
+	if r.Action == ActionRefund {
+		p.latePayment = false
+		return p.requestRefund("resolved by "+r.By+": "+r.Reason, at)
+	}
+	return nil
+}
+
+// contradiction says why the provider's recorded answer contradicts an
+// action, or nil.
+func (p Purchase) contradiction(a Action) error {
+	recorded := p.paymentStatus
+	if recorded == "" {
+		recorded = "none"
+	}
+	switch {
+	case a == ActionConfirm && p.paymentStatus != ProviderSucceeded:
+		return fmt.Errorf("confirm grants access for money taken, and the recorded payment status is %s", recorded)
+	case a == ActionRelease && p.paymentStatus == ProviderSucceeded:
+		return fmt.Errorf("release keeps no money, and the recorded payment %s succeeded: confirm or refund", p.paymentID)
+	case a == ActionRefund && p.paymentStatus == ProviderFailed:
+		return fmt.Errorf("refund returns money taken, and the recorded payment %s failed", p.paymentID)
+	}
+	return nil
+}
+
+// RefundAttempt is how many refund intents the purchase has recorded: the
+// first refund execution is <id>-refund, a later one (a person's refund
+// after a failed one) <id>-refund-<n>, as execution names cannot be reused.
+func (p Purchase) RefundAttempt() int {
+	n := 0
+	for _, h := range p.history {
+		if h.Status == StatusRefundPending {
+			n++
+		}
+	}
+	return n
 }
 
 // Snapshot is the stored form of a purchase.
