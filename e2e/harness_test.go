@@ -29,6 +29,7 @@ import (
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
 	file   *stackfile.Stack
+	path   string // of the stack file, for programs that read it (clubctl)
 	issuer *issuer.Issuer
 	aws    aws.Config
 	sqs    *sqs.Client
@@ -90,6 +91,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	stack.file = f
+	stack.path = path
 	if f.IssuerKeyFile != "" {
 		key, err := issuer.LoadKey(f.IssuerKeyPath(path))
 		if err != nil {
@@ -103,7 +105,11 @@ func runMain(m *testing.M) int {
 	}
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
 	stack.sqs = sqs.NewFromConfig(stack.aws)
-	return m.Run()
+	code := m.Run()
+	if clubctlBuild.path != "" {
+		_ = os.RemoveAll(filepath.Dir(clubctlBuild.path))
+	}
+	return code
 }
 
 func moduleRoot() string {
