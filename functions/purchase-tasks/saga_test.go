@@ -324,3 +324,38 @@ func TestSagaProviderNeverAnswersExpiresAtTheCutoff(t *testing.T) {
 	require.Len(t, e.sb.Refunds(pays[0].PaymentID), 1)
 	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()), "a late payment never adds a seat")
 }
+
+// The silent provider did make the payment, and a payment.succeeded webhook
+// for it arrives while the saga still waits for an answer: at the cutoff
+// the saga does not expire the purchase (money came while the seat was
+// held) but grants access.
+func TestSagaPaidWhileProviderSilentIsGranted(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	e.tick("the purchase to wait for the provider", func() bool {
+		return e.purchase(p.ID()).Status() == purchase.StatusAwaitingProvider
+	})
+	pays := e.sb.Payments(p.ID())
+	require.Len(t, pays, 1)
+	e.frozen(func() {
+		_, err := e.sb.SettlePayment(pays[0].PaymentID, sandbox.StatusSucceeded)
+		require.NoError(t, err)
+		e.waitFor("the webhook", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
+	})
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusAwaitingProvider, got.Status(), "the webhook records, the saga decides")
+	require.Equal(t, purchase.ProviderSucceeded, got.PaymentStatus())
+
+	e.autoAdvance()
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	got = e.purchase(p.ID())
+	require.Equal(t, purchase.StatusConfirmed, got.Status())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusAwaitingProvider, purchase.StatusConfirmed}, statuses(got))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+	require.Zero(t, e.provider.createRefund.Load())
+}

@@ -306,8 +306,8 @@ func (p *Purchase) requestRefund(reason string, at time.Time) error {
 
 // BeginRefund records the refund intent (→ refund_pending). From expired it
 // is a late payment, and the seat counters stay as they are; from
-// payment_pending or checking_payment the paid purchase could not be granted
-// access, and the hold is released. It needs a payment observed as
+// awaiting_provider, payment_pending or checking_payment the paid purchase
+// could not be granted access, and the hold is released. It needs a payment observed as
 // succeeded: only money received is refunded.
 func (p *Purchase) BeginRefund(note string, at time.Time) error {
 	if p.status == StatusRefundPending {

@@ -95,6 +95,11 @@ type edge struct{ from, to Status }
 //   - awaiting_provider → payment_pending: the provider answered at last.
 //   - awaiting_provider → expired: still no answer a margin before the hold
 //     deadline; no checkout URL was ever shown, so the hold is released.
+//   - awaiting_provider → confirmed | refund_pending: a succeeded payment was
+//     observed (a webhook) while the provider did not answer the saga, and
+//     the saga grants access (or refunds, if access cannot be granted)
+//     instead of expiring a purchase whose money came while its seat was
+//     held.
 //   - reserved → expired: the hold ran out before a payment could be
 //     requested, or the provider refused to create one.
 //   - payment_pending → confirmed: the webhook said succeeded, access granted.
@@ -126,6 +131,8 @@ var transitions = map[edge]SeatEffect{
 	{StatusAwaitingProvider, StatusPaymentPending}:      SeatUnchanged,
 	{StatusAwaitingProvider, StatusExpired}:             SeatReleased,
 	{StatusAwaitingProvider, StatusNeedsReconciliation}: SeatUnchanged,
+	{StatusAwaitingProvider, StatusConfirmed}:           SeatTaken,
+	{StatusAwaitingProvider, StatusRefundPending}:       SeatReleased,
 	{StatusPaymentPending, StatusConfirmed}:             SeatTaken,
 	{StatusPaymentPending, StatusCheckingPayment}:       SeatUnchanged,
 	{StatusPaymentPending, StatusExpired}:               SeatReleased,

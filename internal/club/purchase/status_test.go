@@ -31,6 +31,8 @@ func TestTransitionTable(t *testing.T) {
 		{AP, PP}: SeatUnchanged,
 		{AP, E}:  SeatReleased, // still silent at the cutoff
 		{AP, NR}: SeatUnchanged,
+		{AP, C}:  SeatTaken,    // paid while the provider did not answer the saga
+		{AP, RP}: SeatReleased, // ... and access cannot be granted
 		{PP, C}:  SeatTaken,
 		{PP, CP}: SeatUnchanged,
 		{PP, E}:  SeatReleased,

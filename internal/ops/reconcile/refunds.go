@@ -34,7 +34,7 @@ const RefundStuckAfter = 75 * time.Minute
 // payment, a person's decision).
 func RefundExecutionOf(r Row) string {
 	switch r.Previous {
-	case purchase.StatusPaymentPending, purchase.StatusCheckingPayment:
+	case purchase.StatusAwaitingProvider, purchase.StatusPaymentPending, purchase.StatusCheckingPayment:
 		return purchase.ExecutionName(r.PurchaseID)
 	}
 	return purchase.RefundRequestExecutionName(events.RefundRequested{PurchaseID: r.PurchaseID, Attempt: r.RefundAttempts})
