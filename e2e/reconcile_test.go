@@ -203,6 +203,11 @@ func TestReconcileResolveEveryAction(t *testing.T) {
 	require.Equal(t, "refund_pending", res.Status)
 	require.Equal(t, ids[2]+"-refund", res.RefundExecution)
 	require.Equal(t, [3]int{1, 1, 2}, seatsNow(t, students[2], intensiveID), "refund frees the hold")
+	// The refund has its owner: the listing asks Step Functions about
+	// <id>-refund and shows nothing for a refund being carried out.
+	code, stdout, stderr = clubctl(t, "reconcile", "--status", "refund_pending", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, ids[2])
 	awaitPurchase(t, students[2], ids[2], "refunded", time.Now().Add(60*time.Second))
 	require.Equal(t, "SUCCEEDED", executionStatus(t, ids[2]+"-refund"))
 	refunds := refundsOf(t, payments[2])
