@@ -6,7 +6,7 @@ TEST_P    ?= 2
 TEST_FLAGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean
+.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,17 +34,26 @@ bench: ## Run the benchmarks against the local cloud and write docs/benchmarks.m
 build: ## Build every program and function
 	$(GO) build ./...
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, and cfn-lint on the template (zero errors, warnings or informational findings)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	@command -v cfn-lint >/dev/null || { echo "lint: cfn-lint is not installed (pip install cfn-lint)"; exit 1; }
+	cfn-lint infra/template.yaml
 
-validate: ## Check infra/template.yaml the way the local cloud reads it (and with sam, when installed)
+validate: ## Check infra/template.yaml: the local cloud's reading, the SAM transform, and sam when installed
 	$(GO) run ./cmd/club-local --validate
+	python3 infra/sam-transform.py infra/template.yaml >/dev/null
 	@if command -v sam >/dev/null; then sam validate --lint -t infra/template.yaml; fi
 
 deploy: ## Build and deploy to AWS with SAM (uses your AWS profile; see README)
-	sam build -t infra/template.yaml
+	CGO_ENABLED=0 sam build -t infra/template.yaml
 	sam deploy --guided
+
+ci: ## Run what CI runs (.ci/run), here
+	CI=true bash .ci/run
+
+ci-repeat: ## Run CI N times in fresh clones (N=20) and write docs/ci.md
+	bash .ci/repeat $${N:-20}
 
 clean: ## Remove local state and build output
 	rm -rf $(CLUB_DIR)

@@ -441,7 +441,7 @@ func receiveAll(t *testing.T, queue string) []sqstypes.Message {
 // drained waits until the queues have nothing visible or in flight.
 func drained(t *testing.T, queues ...string) {
 	t.Helper()
-	eventually(t, 30*time.Second, "queues drained", func() bool {
+	eventually(t, 2*time.Minute, "queues drained", func() bool {
 		for _, q := range queues {
 			out, err := stack.sqs.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
 				QueueUrl: aws.String(stack.file.Queues[q]),

@@ -18,19 +18,26 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud"
 	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/internal/userpool"
 )
 
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
-	file   *stackfile.Stack
-	path   string // of the stack file, for programs that read it (clubctl)
+	file *stackfile.Stack
+	path string // of the stack file, for programs that read it (clubctl)
+	// The callers' tokens come from the local cloud's issuer (issuer) or,
+	// on a stack that trusts its own Cognito user pool (LocalStack, AWS,
+	// deployed with EnableTestUsers=true), from users the suite makes in
+	// that pool and signs in through its test app client (users).
 	issuer *issuer.Issuer
+	users  *userpool.TestUsers
 	aws    aws.Config
 	sqs    *sqs.Client
 }
@@ -42,7 +49,7 @@ func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 // runMain targets the stack named by CLUB_STACK_FILE (LocalStack, AWS) or,
 // by default, starts the embedded local cloud with infra/template.yaml.
-func runMain(m *testing.M) int {
+func runMain(m *testing.M) (code int) {
 	path := os.Getenv("CLUB_STACK_FILE")
 	if path == "" {
 		dir, err := os.MkdirTemp("", "club-e2e-")
@@ -52,12 +59,20 @@ func runMain(m *testing.M) int {
 		}
 		defer os.RemoveAll(dir)
 		root := moduleRoot()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		// The build may take minutes on a cold cache; the start after it is
+		// bounded by the local cloud's ReadyTimeout.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		logs := io.Discard
 		if os.Getenv("CLUB_E2E_VERBOSE") != "" {
 			logs = os.Stderr
 		}
+		problems := localcloud.NewProblemLog(200)
+		defer func() {
+			if code != 0 {
+				problems.Dump(os.Stderr)
+			}
+		}()
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
 			ModuleRoot:    root,
 			TemplatePath:  filepath.Join(root, "infra/template.yaml"),
@@ -71,7 +86,7 @@ func runMain(m *testing.M) int {
 			// the payment provider's call timeout (1 s for 10 s, as the
 			// outage test scales its hold and its outage by a tenth).
 			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1"},
-			Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: logs,
 		})
 		if err != nil {
@@ -105,11 +120,29 @@ func runMain(m *testing.M) int {
 	}
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
 	stack.sqs = sqs.NewFromConfig(stack.aws)
-	code := m.Run()
+	if stack.issuer == nil {
+		if stack.users, err = cognitoUsers(f, stack.aws); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	code = m.Run()
 	if clubctlBuild.path != "" {
 		_ = os.RemoveAll(filepath.Dir(clubctlBuild.path))
 	}
 	return code
+}
+
+// cognitoUsers is the token source of a stack without the local issuer: its
+// own user pool (output UserPoolId) and the test app client a deploy with
+// EnableTestUsers=true adds (output TestUsersClientId).
+func cognitoUsers(f *stackfile.Stack, cfg aws.Config) (*userpool.TestUsers, error) {
+	pool, client := f.Outputs["UserPoolId"], f.Outputs["TestUsersClientId"]
+	if pool == "" || client == "" {
+		return nil, fmt.Errorf("the stack has no local issuer and no test users client (outputs UserPoolId, TestUsersClientId): " +
+			"deploy it with EnableTestUsers=true so that the suite can sign its users in")
+	}
+	return userpool.NewTestUsers(cognitoidentityprovider.NewFromConfig(cfg), pool, client)
 }
 
 func moduleRoot() string {
@@ -137,13 +170,33 @@ type user struct {
 	token            string
 }
 
+// newUser signs a user in with role ("" for a user in no group).
 func newUser(t *testing.T, role string) user {
 	t.Helper()
-	require.NotNil(t, stack.issuer, "this stack has no local issuer: set tokens up for it")
-	sub := id(role)
+	var groups []string
+	prefix := "stranger"
+	if role != "" {
+		groups, prefix = []string{role}, role
+	}
+	sub := id(prefix)
 	u := user{sub: sub, role: role, email: sub + "@example.com"}
+	if stack.issuer == nil {
+		// A user of the stack's pool in the role's group, signed in: the
+		// ID token carries its sub, address, groups and the client as
+		// audience, as a browser's would.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var password string
+		var err error
+		u.sub, password, err = stack.users.Create(ctx, u.email, groups...)
+		require.NoError(t, err)
+		tok, err := stack.users.SignIn(ctx, u.email, password)
+		require.NoError(t, err)
+		u.token = tok.ID
+		return u
+	}
 	tok, err := stack.issuer.Sign(issuer.Claims{
-		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: []string{role},
+		Subject: sub, Audience: stack.file.JWTAudience, Email: u.email, Groups: groups,
 	}, time.Hour)
 	require.NoError(t, err)
 	u.token = tok
@@ -207,8 +260,15 @@ func call(t *testing.T, u user, method, path string, body any, headers ...string
 }
 
 // eventually polls cond until it holds or the deadline passes.
+// minWait is the shortest deadline eventually gives a condition.
+const minWait = time.Minute
+
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	// A wait ends as soon as its condition holds, so a generous floor costs
+	// a passing run nothing, while a loaded two-core CI machine can be many
+	// times slower than the deadline a test was written with.
+	within = max(within, minWait)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

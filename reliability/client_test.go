@@ -168,8 +168,15 @@ func enroll(ctx context.Context, u user, classID, key string) (enrollment, error
 }
 
 // eventually polls cond until it holds or the deadline passes.
+// minWait is the shortest deadline eventually gives a condition.
+const minWait = time.Minute
+
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	// A wait ends as soon as its condition holds, so a generous floor costs
+	// a passing run nothing, while a loaded two-core CI machine can be many
+	// times slower than the deadline a test was written with.
+	within = max(within, minWait)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

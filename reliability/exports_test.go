@@ -17,8 +17,9 @@ import (
 	"github.com/clubdev/club/internal/fault"
 )
 
-// exportsMaxReceiveCount is the exports queue's maxReceiveCount in
-// infra/template.yaml (and the exporter's MAX_RECEIVE_COUNT).
+// exportsMaxReceiveCount is the exporter's MAX_RECEIVE_COUNT in
+// infra/template.yaml: the receive at which it gives up (two below the
+// queue's maxReceiveCount).
 const exportsMaxReceiveCount = 5
 
 // TestExportThatAlwaysFails: every attempt of an export fails just before

@@ -25,8 +25,9 @@ import (
 )
 
 var (
-	seedFlag   = flag.Uint64("club.seed", 0, "seed of the run's randomness (0: a new one, printed)")
-	soakFlag   = flag.Int("club.soak", 2000, "enrollments in the soak")
+	seedFlag = flag.Uint64("club.seed", 0, "seed of the run's randomness (0: a new one, printed)")
+	// make test runs the default; make test-reliability runs 2,000.
+	soakFlag   = flag.Int("club.soak", 400, "enrollments in the soak")
 	reportFlag = flag.String("club.report", "", "write the observations to this markdown file (relative to the module root)")
 )
 
@@ -82,7 +83,10 @@ func runMain(m *testing.M) int {
 	if os.Getenv("CLUB_E2E_VERBOSE") != "" {
 		logs = os.Stderr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	problems := localcloud.NewProblemLog(200)
+	// The build may take minutes on a cold cache; the start after it is
+	// bounded by the local cloud's ReadyTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	root := moduleRoot()
 	cloud, err := localcloud.Start(ctx, localcloud.Config{
@@ -96,7 +100,7 @@ func runMain(m *testing.M) int {
 		BuildTags:      []string{"faults"},
 		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
 		ScheduleSpeed:  scheduleSpeed,
-		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
+		Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 		FunctionOutput: logs,
 	})
 	if err != nil {
@@ -113,6 +117,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	if code != 0 {
+		problems.Dump(os.Stderr)
+	}
 	if code == 0 && *reportFlag != "" {
 		path := *reportFlag
 		if !filepath.IsAbs(path) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 
 	state := t.TempDir()
 	api := freeAddr(t)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd := exec.Command(bin, "--state-dir", state, "--endpoint", freeAddr(t), "--api", api,
 		"--mail", freeAddr(t), "--payment", freeAddr(t), "--quiet")
 	cmd.Dir = root
@@ -55,23 +56,20 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	// Compiling nine functions on a cold cache, next to other test packages
+	// doing the same, can take minutes; being healthy once they are built
+	// must not. Two deadlines, one for each.
+	waitUntil(t, exited, &stderr, 20*time.Minute, "functions built", func() bool {
+		return strings.Contains(stderr.String(), "functions built")
+	})
+	waitUntil(t, exited, &stderr, 3*time.Minute, "healthy after the build", func() bool {
 		resp, err := http.Get("http://" + api + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		select {
-		case err := <-exited:
-			t.Fatalf("club-local exited before it was healthy: %v\n%s", err, stderr.String())
-		default:
-		}
-		require.True(t, time.Now().Before(deadline), "not healthy in time:\n%s", stderr.String())
-		time.Sleep(50 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 
 	st, err := stackfile.Load(filepath.Join(state, "stack.json"))
 	require.NoError(t, err)
@@ -178,4 +176,39 @@ func alive(pid int) bool {
 	s := string(stat)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// waitUntil polls cond until it holds, failing with what it waited for when
+// the deadline passes or the process exits first.
+func waitUntil(t *testing.T, exited <-chan error, stderr *syncBuffer, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		select {
+		case err := <-exited:
+			t.Fatalf("club-local exited while waiting for %s: %v\n%s", what, err, stderr.String())
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "waited %s for %s:\n%s", timeout, what, stderr.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the process's output goroutine and the test
+// may use at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

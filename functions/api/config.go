@@ -22,6 +22,11 @@ type Config struct {
 	// (PURCHASE_STATE_MACHINE_ARN, required): the webhook completes its
 	// waits (a late payment's refund starts from its outbox row).
 	PurchaseStateMachineARN string
+	// UserPoolID is the stack's Cognito user pool (USER_POOL_ID, optional:
+	// empty when the stack trusts another issuer). A student's first
+	// profile takes the address from it when the token has none (an
+	// access token).
+	UserPoolID string
 	// LogLevel is AWS_LAMBDA_LOG_LEVEL (set by Lambda's logging config),
 	// default INFO.
 	LogLevel slog.Level
@@ -42,6 +47,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if cfg.PurchaseStateMachineARN = getenv("PURCHASE_STATE_MACHINE_ARN"); cfg.PurchaseStateMachineARN == "" {
 		errs = append(errs, errors.New("PURCHASE_STATE_MACHINE_ARN is required"))
 	}
+	cfg.UserPoolID = getenv("USER_POOL_ID")
 	if cfg.LogLevel, err = obs.ParseLevel(getenv("AWS_LAMBDA_LOG_LEVEL")); err != nil {
 		errs = append(errs, fmt.Errorf("AWS_LAMBDA_LOG_LEVEL: %w", err))
 	}

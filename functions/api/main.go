@@ -12,8 +12,11 @@
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
 // ADDRESS_POLICY, …), PAYMENT_WEBHOOK_SECRET_PARAMETER (the webhook secret
-// is read from that SSM parameter at start), PURCHASE_STATE_MACHINE_ARN and,
-// optionally, AWS_LAMBDA_LOG_LEVEL.
+// is read from that SSM parameter at start; while it cannot be read, /healthz
+// and the webhook answer 503 webhook_secret_unavailable naming the parameter
+// and every other route works), PURCHASE_STATE_MACHINE_ARN and, optionally,
+// USER_POOL_ID (the address of a first profile when the token has none) and
+// AWS_LAMBDA_LOG_LEVEL.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -35,6 +39,7 @@ import (
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/internal/userpool"
 )
 
 // functionName labels log lines.
@@ -88,13 +93,20 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	if err != nil {
 		return nil, err
 	}
-	enrollments, err := enrollment.NewService(enrollment.Deps{
+	deps := enrollment.Deps{
 		Store: st.Enrollments, Classes: st.Classes, Idempotency: st.Idempotency,
 		Policy: cfg.AddressPolicy, Profiles: st.Profiles,
 		// A student's first enrollment creates a profile from the token's
 		// e-mail, so that the notifier has an address to send to.
 		SeedProfiles: st.Profiles,
-	})
+	}
+	if cfg.UserPoolID != "" {
+		// ...or from the user pool's, when the token is an access token.
+		if deps.Directory, err = userpool.NewDirectory(cognitoidentityprovider.NewFromConfig(awsCfg), cfg.UserPoolID, logger); err != nil {
+			return nil, err
+		}
+	}
+	enrollments, err := enrollment.NewService(deps)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +117,6 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	return api.New(api.Deps{
 		Classes: st.Classes, Enrollments: enrollments, Projections: st.Projections, Profiles: st.Profiles,
 		Purchases: purchases, Webhooks: webhooks, Operations: operations,
-		Logger: logger,
+		Health: webhooks.Health, Logger: logger,
 	})
 }

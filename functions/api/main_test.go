@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/webhooksig"
 )
@@ -93,8 +95,9 @@ func TestBuild(t *testing.T) {
 	require.Contains(t, resp.Body, `"code":"invalid_webhook"`)
 }
 
-// The API does not start without its webhook secret, and says which
-// parameter to fix, without ever quoting a value.
+// Without its webhook secret the API still starts: /healthz and the webhook
+// answer 503 webhook_secret_unavailable naming the parameter to fix (never
+// quoting a value), and the other routes answer as usual.
 func TestBuildNamesTheMissingSecret(t *testing.T) {
 	params := startSSM(t)
 	_, err := params.PutParameter(context.Background(), &ssm.PutParameterInput{
@@ -107,8 +110,29 @@ func TestBuildNamesTheMissingSecret(t *testing.T) {
 		"/club-api-test/plain":   "SSM parameter /club-api-test/plain is a String: store the webhook secret as a SecureString",
 		"/club-api-test/blank":   "SSM parameter /club-api-test/blank is empty",
 	} {
-		_, err := build(context.Background(), minimalConfig(t, name), slog.New(slog.DiscardHandler))
-		require.ErrorContains(t, err, want)
-		require.NotContains(t, err.Error(), "plain-text-secret")
+		h, err := build(context.Background(), minimalConfig(t, name), slog.New(slog.DiscardHandler))
+		require.NoError(t, err, name)
+		call := func(method, path string) events.APIGatewayV2HTTPResponse {
+			resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{
+				RawPath: path, Body: "{}",
+				RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method}},
+			})
+			require.NoError(t, err)
+			return resp
+		}
+		for _, route := range [][2]string{{"GET", "/healthz"}, {"POST", "/webhooks/payments"}} {
+			resp := call(route[0], route[1])
+			require.Equal(t, 503, resp.StatusCode, "%s %s", route[0], route[1])
+			var body struct {
+				Error struct{ Code, Message string }
+			}
+			require.NoError(t, json.Unmarshal([]byte(resp.Body), &body))
+			require.Equal(t, api.CodeWebhookSecretUnavailable, body.Error.Code)
+			require.Contains(t, body.Error.Message, want)
+			require.NotContains(t, resp.Body, "plain-text-secret")
+			require.Equal(t, "60", resp.Headers["Retry-After"])
+		}
+		require.Equal(t, 404, call("GET", "/nowhere").StatusCode, "other routes answer as usual")
+		require.Equal(t, 401, call("GET", "/classes/c-1").StatusCode, "other routes answer as usual")
 	}
 }

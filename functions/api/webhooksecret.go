@@ -54,8 +54,9 @@ func readSecretParameter(ctx context.Context, params parameterReader, name strin
 }
 
 // newWebhooks reads the webhook secret from the SSM parameter name and
-// returns the webhook handler, which follows a rotation of the secret.
-func newWebhooks(ctx context.Context, params parameterReader, name string, deps purchase.WebhooksDeps, logger *slog.Logger) (api.PaymentWebhooks, error) {
+// returns the webhook handler, which follows a rotation of the secret and
+// waits for a secret that is missing at start.
+func newWebhooks(ctx context.Context, params parameterReader, name string, deps purchase.WebhooksDeps, logger *slog.Logger) (*rotatingWebhooks, error) {
 	return newRotatingWebhooks(ctx, rotatingWebhooksDeps{
 		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, params, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
@@ -80,14 +81,22 @@ type rotatingWebhooksDeps struct {
 // secretRereadInterval (counted from the last read, the first one included);
 // if the secret changed, it keeps the new one and verifies that delivery
 // again. A failed re-read leaves the secret as it was and the delivery
-// refused (the provider retries). Safe for concurrent use: deliveries do not
-// wait for a re-read unless they triggered it.
+// refused (the provider retries).
+//
+// A secret it cannot read at start (missing, empty, not a SecureString) does
+// not stop the API: until a read succeeds, deliveries and Health answer an
+// *api.UnavailableError naming the parameter (503
+// webhook_secret_unavailable), and each of them reads again at most once per
+// secretRereadInterval. Every other route works meanwhile. Safe for
+// concurrent use: deliveries do not wait for a re-read unless they
+// triggered it.
 type rotatingWebhooks struct {
 	rotatingWebhooksDeps
-	current atomic.Pointer[verifier]
+	current atomic.Pointer[verifier] // nil until a secret was read
 
 	mu       sync.Mutex // serialises re-reads
 	lastRead time.Time
+	lastErr  error // why the secret could not be read; guarded by mu
 }
 
 type verifier struct {
@@ -96,22 +105,65 @@ type verifier struct {
 }
 
 func newRotatingWebhooks(ctx context.Context, d rotatingWebhooksDeps) (*rotatingWebhooks, error) {
+	r := &rotatingWebhooks{rotatingWebhooksDeps: d, lastRead: d.now()}
 	secret, err := d.read(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("webhook secret: %w", err)
+		r.lastErr = fmt.Errorf("webhook secret: %w", err)
+		d.logger.ErrorContext(ctx, "the API starts without its webhook secret: /healthz and the payment webhook answer 503 until it can be read", obs.Err(r.lastErr))
+		return r, nil
 	}
 	h, err := d.build(secret)
 	if err != nil {
 		return nil, err
 	}
-	r := &rotatingWebhooks{rotatingWebhooksDeps: d, lastRead: d.now()}
 	r.current.Store(&verifier{secret: secret, webhooks: h})
 	return r, nil
 }
 
+// Health reports an *api.UnavailableError while the secret could not be
+// read (looking again at most once per secretRereadInterval), nil once it
+// was.
+func (r *rotatingWebhooks) Health(ctx context.Context) error {
+	_, err := r.ready(ctx)
+	return err
+}
+
+// ready returns the current verifier, reading the secret first when none
+// was read yet and the last attempt is old enough.
+func (r *rotatingWebhooks) ready(ctx context.Context) (*verifier, error) {
+	if v := r.current.Load(); v != nil {
+		return v, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.current.Load(); v != nil {
+		return v, nil
+	}
+	if now := r.now(); now.Sub(r.lastRead) >= secretRereadInterval {
+		r.lastRead = now
+		secret, err := r.read(ctx)
+		if err == nil {
+			var h api.PaymentWebhooks
+			if h, err = r.build(secret); err == nil {
+				v := &verifier{secret: secret, webhooks: h}
+				r.current.Store(v)
+				r.lastErr = nil
+				r.logger.InfoContext(ctx, "webhook secret read: the payment webhook is available")
+				return v, nil
+			}
+		}
+		r.lastErr = fmt.Errorf("webhook secret: %w", err)
+	}
+	return nil, &api.UnavailableError{Code: api.CodeWebhookSecretUnavailable, Message: r.lastErr.Error()}
+}
+
 // Handle implements api.PaymentWebhooks.
 func (r *rotatingWebhooks) Handle(ctx context.Context, signature string, body []byte) (purchase.WebhookResult, error) {
-	res, err := r.current.Load().webhooks.Handle(ctx, signature, body)
+	v, err := r.ready(ctx)
+	if err != nil {
+		return purchase.WebhookResult{}, err
+	}
+	res, err := v.webhooks.Handle(ctx, signature, body)
 	if !errors.Is(err, webhooksig.ErrBadSignature) {
 		return res, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -58,7 +59,6 @@ type noSaga struct{}
 
 func (noSaga) SendTaskSuccess(context.Context, string, string) error         { return nil }
 func (noSaga) SendTaskFailure(context.Context, string, string, string) error { return nil }
-func (noSaga) StartExecution(context.Context, string, string) error          { return nil }
 
 // The rotation rule: a delivery the current secret does not verify makes the
 // API read the parameter again, at most once a minute; a changed secret is
@@ -123,4 +123,52 @@ func TestWebhookSecretRotation(t *testing.T) {
 	require.ErrorIs(t, deliver(4*time.Minute, "forged"), purchase.ErrWebhookUnauthenticated)
 	require.EqualValues(t, 4, reader.reads.Load())
 	require.ErrorIs(t, deliver(4*time.Minute, "secret-v2"), purchase.ErrUnknownPayment)
+}
+
+// A secret missing at start: deliveries and Health answer 503
+// webhook_secret_unavailable, SSM is read again at most once a minute, and
+// the first read that finds the secret makes the webhook work.
+func TestWebhookSecretMissingAtStart(t *testing.T) {
+	params := startSSM(t)
+	const name = "/club-api-test/late/payment-webhook-secret"
+	reader := &countingReader{parameterReader: params}
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var offset atomic.Int64
+	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
+	ctx := context.Background()
+	h, err := newRotatingWebhooks(ctx, rotatingWebhooksDeps{
+		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
+		build: func(secret []byte) (api.PaymentWebhooks, error) {
+			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
+				Callbacks: noSaga{}, Now: now})
+		},
+		now:    now,
+		logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	body := []byte(`{"event_id":"evt-1","type":"payment.succeeded","payment_id":"pay-1","reference":"p-missing"}`)
+	deliver := func(at time.Duration) error {
+		offset.Store(int64(at))
+		_, err := h.Handle(ctx, webhooksig.Sign([]byte("late-secret"), now(), body), body)
+		return err
+	}
+	unavailable := func(err error) {
+		t.Helper()
+		ue, ok := errors.AsType[*api.UnavailableError](err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, api.CodeWebhookSecretUnavailable, ue.Code)
+		require.Contains(t, ue.Message, "SSM parameter "+name+" does not exist")
+	}
+	unavailable(deliver(0))
+	unavailable(h.Health(ctx))
+	require.EqualValues(t, 1, reader.reads.Load(), "only the start read within the minute")
+
+	putSecret(t, params, name, "late-secret")
+	unavailable(deliver(30 * time.Second)) // too soon to look again
+	require.EqualValues(t, 1, reader.reads.Load())
+	require.ErrorIs(t, deliver(time.Minute), purchase.ErrUnknownPayment, "read, and the delivery verified")
+	require.EqualValues(t, 2, reader.reads.Load())
+	require.NoError(t, h.Health(ctx))
+	require.ErrorIs(t, deliver(time.Minute+time.Second), purchase.ErrUnknownPayment)
+	require.EqualValues(t, 2, reader.reads.Load(), "no read once it has the secret")
 }

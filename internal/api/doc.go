@@ -8,7 +8,7 @@
 //
 // # Routes
 //
-//	GET    /healthz                                  anyone                 200 {"status":"ok"}
+//	GET    /healthz                                  anyone                 200 {"status":"ok"}; 503 webhook_secret_unavailable
 //	POST   /classes                                  teacher                201 class
 //	GET    /classes/{class_id}                       signed in              200 class
 //	POST   /classes/{class_id}/enrollments           student                201 enrollment (Idempotency-Key required)
@@ -55,7 +55,10 @@
 // not_found, 409 class_full /
 // intensive_full / already_enrolled, 422 idempotency_key_reused, 503
 // contention with Retry-After). Domain errors are classified in one place
-// (classify).
+// (classify). A dependency the function could not set up at start
+// ([UnavailableError]: the webhook secret missing from SSM) makes /healthz
+// and the routes that need it answer 503 webhook_secret_unavailable, with
+// Retry-After and a message naming the parameter; every other route works.
 // Input limits, each answered 4xx with a code before anything is written:
 // bodies over 64 KiB (413), Idempotency-Key 8 to 128 visible ASCII
 // characters, path ids 1 to 128 URL-safe characters (404 as if missing), a

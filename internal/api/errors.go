@@ -33,6 +33,9 @@ const (
 	CodeInvalidSignature       = "invalid_signature"
 	CodeInvalidWebhook         = "invalid_webhook"
 	CodeOperationNotFound      = "operation_not_found"
+	// CodeWebhookSecretUnavailable: the function could not read the payment
+	// provider's webhook secret (see UnavailableError).
+	CodeWebhookSecretUnavailable = "webhook_secret_unavailable"
 )
 
 // httpError is a failure as the client sees it: a status, a stable code and a
@@ -68,12 +71,30 @@ func invalidField(field, reason string) *httpError {
 	return &httpError{status: http.StatusBadRequest, code: CodeValidationFailed, field: field, message: field + ": " + reason}
 }
 
+// UnavailableError is a dependency the function could not set up, such as a
+// secret it could not read: the routes that need it, and /healthz, answer
+// 503 with Code and Message. Message names what to fix (a parameter name),
+// never a secret's value.
+type UnavailableError struct {
+	Code    string
+	Message string
+}
+
+func (e *UnavailableError) Error() string { return e.Code + ": " + e.Message }
+
+// unavailableRetryAfter is the Retry-After of a 503 for a missing dependency:
+// the function looks for it again at most once a minute.
+const unavailableRetryAfter = 60
+
 // classify maps an error to what the client gets. It is the only place that
 // knows the domain's error vocabulary (package club); anything it does not
 // recognise is a bug or an infrastructure failure: 500, logged with its text.
 func classify(err error) *httpError {
 	if he, ok := errors.AsType[*httpError](err); ok {
 		return he
+	}
+	if ue, ok := errors.AsType[*UnavailableError](err); ok {
+		return &httpError{status: http.StatusServiceUnavailable, code: ue.Code, message: ue.Message, retryAfter: unavailableRetryAfter, cause: err}
 	}
 	if ve, ok := errors.AsType[*club.ValidationError](err); ok {
 		he := invalidField(ve.Field, ve.Reason)

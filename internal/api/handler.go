@@ -45,6 +45,9 @@ type Deps struct {
 	Purchases   Purchases
 	Webhooks    PaymentWebhooks
 	Operations  Operations
+	// Health, when set, is asked by GET /healthz: an *UnavailableError makes
+	// it answer 503 naming what is missing (nil: always 200).
+	Health func(context.Context) error
 	// Logger receives one line per request; nil discards them.
 	Logger *slog.Logger
 	// Now and NewID default to the wall clock and random UUIDs (class ids).
@@ -62,6 +65,7 @@ type Handler struct {
 	purchases   Purchases
 	webhooks    PaymentWebhooks
 	operations  Operations
+	healthCheck func(context.Context) error
 	log         *slog.Logger
 	now         func() time.Time
 	newID       func() string
@@ -97,7 +101,7 @@ func New(d Deps) (*Handler, error) {
 	}
 	h := &Handler{
 		classes: d.Classes, enrollments: d.Enrollments, projections: d.Projections, profiles: d.Profiles,
-		purchases: d.Purchases, webhooks: d.Webhooks, operations: d.Operations,
+		purchases: d.Purchases, webhooks: d.Webhooks, operations: d.Operations, healthCheck: d.Health,
 		log: d.Logger, now: d.Now, newID: d.NewID,
 	}
 	if h.log == nil {

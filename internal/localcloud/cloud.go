@@ -73,6 +73,16 @@ type Config struct {
 	JWTAudience string
 	// BuildTags are passed to go build for every function.
 	BuildTags []string
+	// BuildCacheDir holds built function binaries by content (see
+	// lambdart.BuildCache), shared by every local cloud of the module:
+	// `make run` and each test package compile a function once between
+	// them. Default: ModuleRoot/.club/cache/functions.
+	BuildCacheDir string
+	// ReadyTimeout bounds the start once the functions are built:
+	// provisioning, starting the function processes and the first health
+	// check. The build itself is bounded only by ctx, since a cold build on
+	// a small machine can take minutes. Default: 3 minutes.
+	ReadyTimeout time.Duration
 	// ScheduleSpeed runs schedules faster than real time (60: a minute per
 	// second); 1 is real time.
 	ScheduleSpeed float64
@@ -118,6 +128,12 @@ func (c *Config) Defaults() {
 	if c.PaymentAddr == "" {
 		c.PaymentAddr = "127.0.0.1:4581"
 	}
+	if c.BuildCacheDir == "" {
+		c.BuildCacheDir = filepath.Join(c.ModuleRoot, ".club", "cache", "functions")
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = 3 * time.Minute
+	}
 	if c.ScheduleSpeed <= 0 {
 		c.ScheduleSpeed = 1
 	}
@@ -149,6 +165,7 @@ type Cloud struct {
 	streams  *ddbstream.Log
 	runtime  *lambdart.Runtime
 	sfn      *sfn.Service
+	front    *front.Front
 	endpoint *http.Server
 	gateway  *gateway.Gateway
 	issuer   *issuer.Issuer
@@ -224,13 +241,18 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		return nil, fmt.Errorf("template %s: %w", cfg.TemplatePath, err)
 	}
 
-	binaries, err := c.build(ctx)
+	binaries, report, err := c.build(ctx)
 	if err != nil {
 		endpointLn.Close()
 		apiLn.Close()
 		return nil, err
 	}
-	c.log.Info("functions built", "count", len(binaries), "took", time.Since(begin).Round(time.Millisecond))
+	c.log.Info("functions built", "count", len(binaries), "compiled", len(report.Built), "reused", len(report.Reused),
+		"took", time.Since(begin).Round(time.Millisecond))
+	// From here on the start is bounded: a stack that does not come up in
+	// ReadyTimeout is broken, whereas the build only took long.
+	ctx, cancelReady := context.WithTimeout(ctx, cfg.ReadyTimeout)
+	defer cancelReady()
 
 	// kumo's SDK-facing services, then our front on the endpoint.
 	os.Setenv("AWS_DEFAULT_REGION", Region)
@@ -258,6 +280,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.front = f
 	f.SetRoutes(front.Routes{
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
@@ -433,9 +456,9 @@ func listen(what, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// build compiles every function of the template, returning the path of each
-// bootstrap binary by logical ID.
-func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
+// build compiles every function of the template through the build cache,
+// returning the path of each bootstrap binary by logical ID.
+func (c *Cloud) build(ctx context.Context) (map[string]string, lambdart.BuildReport, error) {
 	specs := make([]lambdart.BuildSpec, 0, len(c.stack.Functions))
 	out := make(map[string]string, len(c.stack.Functions))
 	for _, fn := range c.stack.Functions {
@@ -445,10 +468,11 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, error) {
 			Name: fn.Source, Dir: fn.CodeDir, ModuleRoot: c.cfg.ModuleRoot, Out: bin, Tags: c.cfg.BuildTags,
 		})
 	}
-	if err := lambdart.BuildAll(ctx, specs, 2); err != nil {
-		return nil, err
+	report, err := lambdart.BuildCache{Dir: c.cfg.BuildCacheDir}.BuildAll(ctx, specs, 2)
+	if err != nil {
+		return nil, report, err
 	}
-	return out, nil
+	return out, report, nil
 }
 
 // httpAPIConcurrency is the number of processes of a function behind the
@@ -510,7 +534,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BatchSize: ev.BatchSize, MaximumBatchingWindow: ev.MaximumBatchingWindow,
 				ReportBatchItemFailures: ev.ReportBatchItemFailures, MaximumConcurrency: ev.MaximumConcurrency,
 				Enabled: ev.Enabled,
-			}, sqsClient, c.runtime, c.log)
+			}, sqsClient, c.runtime, c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}

@@ -47,6 +47,8 @@ var env struct {
 	db    *dynamodb.Client
 	sqs   *sqs.Client
 	dir   string
+	// problems keeps the stack's warnings, printed when a test fails.
+	problems *localcloud.ProblemLog
 }
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	env.problems = localcloud.NewProblemLog(200)
 	dir, err := os.MkdirTemp("", "club-parity-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,7 +65,9 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	env.dir = dir
 	root := moduleRoot()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The build may take minutes on a cold cache; the start after it is
+	// bounded by the local cloud's ReadyTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cloud, err := localcloud.Start(ctx, localcloud.Config{
 		ModuleRoot:    root,
@@ -72,7 +77,7 @@ func runMain(m *testing.M) int {
 		APIAddr:       freeAddr(),
 		NoSandboxes:   true,
 		ScheduleSpeed: 60, // rate(1 minute) fires every second
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:        slog.New(slog.NewTextHandler(env.problems, nil)),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local cloud:", err)
@@ -88,7 +93,11 @@ func runMain(m *testing.M) int {
 	env.cfg = localcloud.AWSConfig(env.stack.Endpoint)
 	env.db = dynamodb.NewFromConfig(env.cfg)
 	env.sqs = sqs.NewFromConfig(env.cfg)
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		env.problems.Dump(os.Stderr)
+	}
+	return code
 }
 
 func moduleRoot() string {
@@ -106,8 +115,15 @@ func freeAddr() string {
 }
 
 // eventually polls cond until it holds or the deadline passes.
+// minWait is the shortest deadline eventually gives a condition.
+const minWait = time.Minute
+
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	// A wait ends as soon as its condition holds, so a generous floor costs
+	// a passing run nothing, while a loaded two-core CI machine can be many
+	// times slower than the deadline a test was written with.
+	within = max(within, minWait)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -32,9 +32,13 @@ const (
 // promise not kept yet).
 const (
 	MetricOldestUnpublishedAge = "OutboxOldestUnpublishedAge"
-	MetricRepublished          = "OutboxRepublished"
-	MetricSweepFailed          = "OutboxSweepFailed"
-	MetricUnroutable           = "OutboxUnroutable"
+	// MetricStaleUnpublished counts the rows a sweep found unpublished past
+	// the threshold (at most its limit): the outbox's backlog, for the
+	// operations dashboard.
+	MetricStaleUnpublished = "OutboxStaleUnpublished"
+	MetricRepublished      = "OutboxRepublished"
+	MetricSweepFailed      = "OutboxSweepFailed"
+	MetricUnroutable       = "OutboxUnroutable"
 )
 
 // sweepChunk is how many rows one Relay.Publish call gets; the sweeper checks
@@ -305,6 +309,7 @@ func (s *Sweeper) report(ctx context.Context, res SweepResult) {
 		Namespace: obs.MetricsNamespace, Dimensions: cfg.MetricDimensions,
 		Metrics: []emf.Metric{
 			emf.Durations(MetricOldestUnpublishedAge, res.OldestUnpublishedAge),
+			emf.Counter(MetricStaleUnpublished, res.Stale),
 			emf.Counter(MetricRepublished, res.Republished),
 			emf.Counter(MetricSweepFailed, res.Failed),
 			emf.Counter(MetricUnroutable, res.Unroutable),

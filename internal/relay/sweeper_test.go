@@ -76,6 +76,7 @@ func TestSweepRespectsTheThreshold(t *testing.T) {
 		require.Equal(t, s.row(m.EventID).Payload, m.Body, "republished with the original event_id and body")
 	}
 	require.Equal(t, 180_000.0, s.gauge(relay.MetricOldestUnpublishedAge))
+	require.Equal(t, 3.0, s.gauge(relay.MetricStaleUnpublished))
 	require.Equal(t, 3.0, s.gauge(relay.MetricRepublished))
 	require.Equal(t, 0.0, s.gauge(relay.MetricSweepFailed))
 }
@@ -101,6 +102,7 @@ func TestSweepNothingPending(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, relay.SweepResult{Owner: "run-1"}, res)
 	require.Equal(t, 0.0, s.gauge(relay.MetricOldestUnpublishedAge), "the gauge is reported even at zero")
+	require.Equal(t, 0.0, s.gauge(relay.MetricStaleUnpublished), "so is the backlog")
 }
 
 func TestSweepIsBounded(t *testing.T) {

@@ -13,9 +13,12 @@
 //
 // # Least privilege ([LeastPrivilege])
 //
-// Every function and state machine policy is written as IAM statements (a
-// managed policy name, a SAM policy template, an explicit Role or a
-// NotAction/NotResource statement cannot be checked and is a finding). On
+// Every function and state machine policy is written as IAM statements, in
+// its Policies or in the inline policies of an explicit AWS::IAM::Role of the
+// stack (a managed policy name, a SAM policy template, a role from outside
+// the stack or a NotAction/NotResource statement cannot be checked and is a
+// finding; a role may attach the managed policies that grant only logs and
+// X-Ray). On
 // the data services (DynamoDB, SQS, SNS, S3, Step Functions, KMS, Secrets
 // Manager, SSM) no statement may grant a wildcard action or a wildcard
 // resource; the exceptions are Step Functions' task-token callbacks
@@ -25,7 +28,9 @@
 // Secrets Manager (the service decrypts only the parameter or secret the
 // function may read), and a key pattern of one of the stack's buckets
 // (arn:aws:s3:::bucket/exports/*: object permissions name keys that do not
-// exist yet; the bucket scopes them). A statement that allows any action other than a read
+// exist yet; the bucket scopes them), and the streams of one of the stack's
+// tables (TABLE_ARN/stream/*, the form AWS documents for an event source
+// mapping's DescribeStream, GetRecords, GetShardIterator and ListStreams). A statement that allows any action other than a read
 // on a table, queue, topic, bucket or state machine must name one the
 // function uses: one named by its environment variables (table name, queue
 // URL, topic ARN, ...), one of its event sources (an SQS queue, a table's
@@ -35,6 +40,19 @@
 //
 // Queue policies may let a service principal send only under an
 // aws:SourceArn condition, and never open a queue to "*".
+//
+// # The roles AWS creates ([Transform], [GeneratedRoles])
+//
+// The checks above read the SAM template; SAM adds to it. [Transform] runs
+// the AWS SAM translator (infra/sam-transform.py, Python with
+// aws-sam-translator) and [GeneratedRoles] checks every AWS::IAM::Role of
+// the result, the roles SAM generates included, by the same wildcard rules,
+// and the managed policies SAM attaches by their published statements:
+// AWSLambdaSQSQueueExecutionRole and AWSLambdaDynamoDBExecutionRole grant
+// queue and stream actions on "*", so a function with an SQS or DynamoDB
+// event source has a role the template writes. The tests of the transformed
+// template (log groups, the bucket policy, CORS, the dashboard) read the
+// same [CFN] value.
 //
 // # Encryption at rest ([EncryptionAtRest])
 //

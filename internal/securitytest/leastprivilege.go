@@ -197,6 +197,23 @@ func (ix index) objectsOfBucket(arn string) bool {
 	return ok && keys != "" && isBucket && !strings.Contains(bucket, "*")
 }
 
+// streamsOfTable reports whether arn is TABLE_ARN/stream/* for one of the
+// stack's tables: the form AWS documents for the stream actions of an event
+// source mapping (ListStreams included).
+func (ix index) streamsOfTable(arn string) bool {
+	base, rest, ok := strings.Cut(arn, "/stream/")
+	_, isTable := ix.byKey[base]
+	return ok && rest == "*" && isTable && !strings.Contains(base, "*")
+}
+
+// nonDataManagedPolicies are AWS managed policies that grant nothing on a
+// data service (logs and X-Ray only): an explicit role may attach them.
+var nonDataManagedPolicies = []string{
+	"arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+	"arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess",
+	"arn:aws:iam::aws:policy/AWSXRayDaemonWriteAccess",
+}
+
 // principal is a function or state machine with its policy and what it uses.
 type principal struct {
 	source   string
@@ -246,11 +263,28 @@ func LeastPrivilege(st *template.Stack) []Finding {
 	report := func(id, format string, args ...any) {
 		out = append(out, Finding{Resource: id, Problem: fmt.Sprintf(format, args...)})
 	}
+	roles := map[string]template.Role{}
+	for _, r := range st.Roles {
+		roles[r.ARN] = r
+	}
 	for _, p := range principals(st, ix) {
-		if p.role != "" {
-			report(p.source, "an explicit Role cannot be checked: give the function its own Policies")
-		}
 		stmts, problems := statements(p.policies)
+		if p.role != "" {
+			role, ok := roles[p.role]
+			if !ok {
+				report(p.source, "Role %q is not a role of this stack: it cannot be checked", p.role)
+			}
+			for _, arn := range role.ManagedPolicyARNs {
+				if !slices.Contains(nonDataManagedPolicies, arn) {
+					report(p.source, "role %s: managed policy %q cannot be checked: write its statements inline", role.Source, arn)
+				}
+			}
+			for _, pol := range role.Policies {
+				more, pp := statements(pol.PolicyDocument)
+				stmts = append(stmts, more...)
+				problems = append(problems, pp...)
+			}
+		}
 		for _, pr := range problems {
 			report(p.source, "%s", pr)
 		}
@@ -289,7 +323,7 @@ func LeastPrivilege(st *template.Stack) []Finding {
 				if !strings.Contains(r, "*") {
 					continue
 				}
-				if (!allUnscopable(s.Action) || r != "*") && !decryptsOnlyThroughService(st, s, r) && !ix.objectsOfBucket(r) {
+				if (!allUnscopable(s.Action) || r != "*") && !decryptsOnlyThroughService(st, s, r) && !ix.objectsOfBucket(r) && !ix.streamsOfTable(r) {
 					report(p.source, "%s: wildcard resource %q on a data service", where, r)
 				}
 			}

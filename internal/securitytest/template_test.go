@@ -48,10 +48,59 @@ func TestInfraTemplateGrantsLeastPrivilege(t *testing.T) {
 	t.Parallel()
 	st := loadInfra(t, nil)
 	require.NotEmpty(t, st.Functions)
+	roles := map[string]template.Role{}
+	for _, r := range st.Roles {
+		roles[r.ARN] = r
+	}
 	for _, fn := range st.Functions {
+		if fn.Role != "" {
+			require.Contains(t, roles, fn.Role, "%s's role is one of the stack's", fn.Source)
+			require.NotEmpty(t, roles[fn.Role].Policies, "%s's role has its own policy", fn.Source)
+			continue
+		}
 		require.NotEmpty(t, fn.Policies, "%s has its own policy", fn.Source)
 	}
 	require.Empty(t, problems(securitytest.LeastPrivilege(st)))
+}
+
+// A function with its own role is checked through the role's inline
+// policies; a managed policy that could touch data is a finding.
+func TestLeastPrivilegeFollowsAnExplicitRole(t *testing.T) {
+	t.Parallel()
+	st := parse(t, `
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Used:
+    Type: AWS::DynamoDB::Table
+    Properties: {KeySchema: [{AttributeName: pk, KeyType: HASH}], StreamSpecification: {StreamViewType: NEW_IMAGE}}
+  Other: {Type: AWS::DynamoDB::Table, Properties: {KeySchema: [{AttributeName: pk, KeyType: HASH}]}}
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: fn
+      Role: !GetAtt FnRole.Arn
+      Environment: {Variables: {CLUB_TABLE: !Ref Used}}
+  FnRole:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument: {Statement: [{Effect: Allow, Principal: {Service: lambda.amazonaws.com}, Action: sts:AssumeRole}]}
+      ManagedPolicyArns:
+        - arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess
+        - arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole
+      Policies:
+        - PolicyName: fn
+          PolicyDocument:
+            Statement:
+              - {Effect: Allow, Action: [dynamodb:GetRecords, dynamodb:ListStreams], Resource: !Sub "${Used.Arn}/stream/*"}
+              - {Effect: Allow, Action: [dynamodb:PutItem], Resource: !GetAtt Used.Arn}
+              - {Effect: Allow, Action: [dynamodb:PutItem], Resource: !GetAtt Other.Arn}
+              - {Effect: Allow, Action: [dynamodb:GetRecords], Resource: !Sub "${Other.Arn}/*"}
+`)
+	require.Equal(t, []string{
+		`Fn: role FnRole: managed policy "arn:aws:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole" cannot be checked: write its statements inline`,
+		"Fn: statement 3: may write Other, which it does not use (no environment variable or event source names it)",
+		`Fn: statement 4: wildcard resource "arn:aws:dynamodb:us-east-1:000000000000:table/club-Other/*" on a data service`,
+	}, problems(securitytest.LeastPrivilege(st)))
 }
 
 func TestInfraTemplateEncryptsAtRest(t *testing.T) {
@@ -106,6 +155,30 @@ func TestInfraTemplateAuthenticatesEveryRoute(t *testing.T) {
 			require.Equal(t, api0.DefaultAuthorizer, e.Authorizer, "%s %s", e.Method, e.Path)
 		}
 	}
+}
+
+// EnableTestUsers=true adds the end-to-end suite's app client, which the
+// authorizer accepts; its password flow is the one finding APIAuth makes,
+// as it should on a stack that is not production. Off by default, and never
+// with an external issuer.
+func TestInfraTemplateCanAddATestUsersClient(t *testing.T) {
+	t.Parallel()
+	st := loadInfra(t, map[string]string{"EnableTestUsers": "true"})
+	require.Len(t, st.UserPoolClients, 2)
+	a := st.HTTPAPIs[0].Authorizers[st.HTTPAPIs[0].DefaultAuthorizer]
+	var ids []string
+	for _, c := range st.UserPoolClients {
+		ids = append(ids, c.ClientID)
+	}
+	require.ElementsMatch(t, ids, a.Audience)
+	require.Equal(t, []string{"TestUsersClient: flow ALLOW_ADMIN_USER_PASSWORD_AUTH sends the password itself"},
+		problems(securitytest.APIAuth(st, publicPaths...)))
+	require.NotEmpty(t, st.Outputs["TestUsersClientId"])
+
+	require.Len(t, loadInfra(t, nil).UserPoolClients, 1, "off by default")
+	external := loadInfra(t, map[string]string{"EnableTestUsers": "true", "JwtIssuer": "https://idp.example.com"})
+	require.Empty(t, external.UserPoolClients)
+	require.Equal(t, []string{"club-api"}, external.HTTPAPIs[0].Authorizers[external.HTTPAPIs[0].DefaultAuthorizer].Audience)
 }
 
 func TestInfraTemplateCanTrustAnExternalIssuer(t *testing.T) {

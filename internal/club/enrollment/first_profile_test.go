@@ -28,6 +28,17 @@ func (r racingSeeder) CreateIfAbsent(ctx context.Context, p profile.Profile) (bo
 	return r.Profiles.CreateIfAbsent(ctx, p)
 }
 
+// directory is a user directory of verified addresses that counts lookups.
+type directory struct {
+	emails  map[string]string
+	lookups *int
+}
+
+func (d directory) Email(_ context.Context, userID string) string {
+	*d.lookups++
+	return d.emails[userID]
+}
+
 type failingSeeder struct{ *memstore.Profiles }
 
 func (failingSeeder) CreateIfAbsent(context.Context, profile.Profile) (bool, error) {
@@ -46,6 +57,8 @@ func TestFirstEnrollmentSeedsTheProfile(t *testing.T) {
 		before     *profile.Profile // stored before enrolling
 		tokenEmail string
 		racing     bool
+		// inDirectory, when set, is the user directory's address for s-1.
+		inDirectory *string
 		// wantEmail is the profile's address afterwards, "" for no profile.
 		wantEmail    string
 		wantCaptured string
@@ -59,6 +72,11 @@ func TestFirstEnrollmentSeedsTheProfile(t *testing.T) {
 			wantEmail: "ann@example.com", wantCaptured: "ann@example.com"},
 		{name: "at_enrollment captures the winner of a race", policy: profile.PolicyAtEnrollment, racing: true, tokenEmail: "ann@example.com",
 			wantEmail: "chosen@example.org", wantCaptured: "chosen@example.org"},
+		{name: "access token without e-mail: made from the directory", inDirectory: ptr("dir@example.com"), wantEmail: "dir@example.com"},
+		{name: "access token, the directory has no address: no profile", inDirectory: ptr(""), wantEmail: ""},
+		{name: "the token's address wins over the directory", inDirectory: ptr("dir@example.com"), tokenEmail: "ann@example.com", wantEmail: "ann@example.com"},
+		{name: "at_enrollment captures the directory's address", policy: profile.PolicyAtEnrollment, inDirectory: ptr("dir@example.com"),
+			wantEmail: "dir@example.com", wantCaptured: "dir@example.com"},
 		{name: "at_enrollment captures the existing profile", policy: profile.PolicyAtEnrollment, before: &chosen, tokenEmail: "ann@example.com",
 			wantEmail: "chosen@example.org", wantCaptured: "chosen@example.org"},
 	}
@@ -70,7 +88,12 @@ func TestFirstEnrollmentSeedsTheProfile(t *testing.T) {
 			if tt.racing {
 				seeder = racingSeeder{Profiles: mem.Profiles, chosen: chosen}
 			}
-			s := newSetup(t, enrollment.Deps{Policy: tt.policy, Profiles: mem.Profiles, SeedProfiles: seeder})
+			deps := enrollment.Deps{Policy: tt.policy, Profiles: mem.Profiles, SeedProfiles: seeder}
+			lookups := 0
+			if tt.inDirectory != nil {
+				deps.Directory = directory{emails: map[string]string{"s-1": *tt.inDirectory}, lookups: &lookups}
+			}
+			s := newSetup(t, deps)
 			if tt.before != nil {
 				require.NoError(t, mem.Profiles.Put(ctx, *tt.before))
 			}
@@ -79,6 +102,13 @@ func TestFirstEnrollmentSeedsTheProfile(t *testing.T) {
 			res, err := s.svc.Enroll(ctx, req)
 			require.NoError(t, err, "the seat never depends on an address")
 			require.Equal(t, tt.wantCaptured, res.Enrollment.CapturedAddress())
+			if tt.inDirectory != nil {
+				want := 0
+				if tt.tokenEmail == "" && tt.before == nil {
+					want = 1
+				}
+				require.Equal(t, want, lookups, "the directory is asked only when the token has no address and there is no profile")
+			}
 
 			got, err := mem.Profiles.Get(ctx, "s-1")
 			if tt.wantEmail == "" {
@@ -129,3 +159,5 @@ func TestSeedingHappensBeforeTheCommit(t *testing.T) {
 		require.ErrorIs(t, err, club.ErrNotFound)
 	})
 }
+
+func ptr(s string) *string { return &s }

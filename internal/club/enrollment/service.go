@@ -76,6 +76,17 @@ type ProfileSeeder interface {
 	CreateIfAbsent(ctx context.Context, p profile.Profile) (created bool, err error)
 }
 
+// EmailDirectory finds a user's verified e-mail address when the token
+// carries none: Cognito puts the email claim in ID tokens only, and a
+// client may call the API with an access token. The stack's user pool
+// implements it (package userpool).
+type EmailDirectory interface {
+	// Email returns the user's verified address, or "" when the directory
+	// has none for the user or cannot be reached (the implementation logs
+	// why): a seat never depends on mail.
+	Email(ctx context.Context, userID string) string
+}
+
 // Deps are the Service's collaborators and settings.
 type Deps struct {
 	Store       Store
@@ -90,6 +101,9 @@ type Deps struct {
 	// that notifications have an address under the current policy. It is
 	// also used for the at_enrollment policy's reads when Profiles is nil.
 	SeedProfiles ProfileSeeder
+	// Directory, if set, gives the address of a first profile when the
+	// token has no e-mail claim (an access token).
+	Directory EmailDirectory
 	// Now and NewID default to the wall clock (UTC) and random UUIDs.
 	Now   func() time.Time
 	NewID func() string
@@ -104,6 +118,7 @@ type Service struct {
 	policy   profile.AddressPolicy
 	profiles profile.Finder
 	seeder   ProfileSeeder
+	dir      EmailDirectory
 	now      func() time.Time
 	newID    func() string
 }
@@ -133,7 +148,7 @@ func NewService(d Deps) (*Service, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	s := &Service{store: d.Store, classes: d.Classes, idem: d.Idempotency, policy: policy, profiles: d.Profiles, seeder: d.SeedProfiles, now: d.Now, newID: d.NewID}
+	s := &Service{store: d.Store, classes: d.Classes, idem: d.Idempotency, policy: policy, profiles: d.Profiles, seeder: d.SeedProfiles, dir: d.Directory, now: d.Now, newID: d.NewID}
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
@@ -309,8 +324,8 @@ func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {
 // prepareProfile applies the profile rules of an enrollment and returns the
 // address to capture under the at_enrollment policy: the profile's, else the
 // token's. With a seeder, a student without a profile gets one made from the
-// token's e-mail (a failed enrollment may leave it behind: it is the
-// student's own verified address). Without any address the enrollment still
+// token's e-mail, or from the Directory's when the token has none (a failed
+// enrollment may leave it behind: it is the student's own verified address). Without any address the enrollment still
 // succeeds (a seat must not depend on mail); the notifier will find none and
 // record the notification as failed.
 func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string, error) {
@@ -326,9 +341,13 @@ func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string
 	case s.seeder == nil:
 		return req.TokenEmail, nil
 	}
-	first, err := profile.FromToken(req.StudentID, req.TokenEmail, s.now())
+	email := req.TokenEmail
+	if email == "" && s.dir != nil {
+		email = s.dir.Email(ctx, req.StudentID)
+	}
+	first, err := profile.FromToken(req.StudentID, email, s.now())
 	if err != nil {
-		return req.TokenEmail, nil // the token has no usable address: nothing to seed
+		return email, nil // no usable address: nothing to seed
 	}
 	created, err := s.seeder.CreateIfAbsent(ctx, first)
 	if err != nil {

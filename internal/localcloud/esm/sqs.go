@@ -2,6 +2,7 @@ package esm
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/clubdev/club/internal/localcloud/invoke"
 )
@@ -39,6 +41,9 @@ const (
 	// once, but a message whose visibility timeout expires does not, so a
 	// long wait would delay redeliveries; one second bounds that delay.
 	pollWaitSeconds = 1
+	// maxWaitSeconds is SQS's longest long poll: a batching window longer
+	// than that (AWS allows 300 s) is gathered in several polls.
+	maxWaitSeconds = 20
 	// deleteTimeout bounds the acknowledgement of a finished batch, which
 	// runs even while the poller shuts down so that work done is not redone.
 	deleteTimeout = 5 * time.Second
@@ -123,10 +128,15 @@ type SQSStats struct {
 	// Failed counts messages left on the queue for redelivery: function
 	// errors, reported item failures, invalid responses, failed invokes
 	// and failed deletes.
-	Failed      int64
-	InFlight    int // invocations running now
-	MaxInFlight int // the most invocations that ran at once
-	Pollers     int // pollers running now
+	Failed int64
+	// LostReceives counts receives that failed after they may have taken
+	// messages; Released, the messages the endpoint made visible again
+	// for them (WithReceiveReleaser).
+	LostReceives int64
+	Released     int64
+	InFlight     int // invocations running now
+	MaxInFlight  int // the most invocations that ran at once
+	Pollers      int // pollers running now
 }
 
 // SQSPoller runs one SQS event source mapping.
@@ -138,15 +148,36 @@ type SQSPoller struct {
 	invoker invoke.Invoker
 	logger  *slog.Logger
 	backoff backoff
+	// releaser and tokenHeader: see WithReceiveReleaser.
+	releaser    ReceiveReleaser
+	tokenHeader string
 
 	wg    sync.WaitGroup // pollers
 	mu    sync.Mutex     // guards stats
 	stats SQSStats
 }
 
+// ReceiveReleaser makes the messages of a ReceiveMessage answer that never
+// reached its caller visible again: the endpoint remembers each answer's
+// receipt handles under a token the caller sent with the receive.
+type ReceiveReleaser interface {
+	ReleaseReceive(ctx context.Context, token string) (int, error)
+}
+
+// SQSOption configures an SQSPoller.
+type SQSOption func(*SQSPoller)
+
+// WithReceiveReleaser tags every receive with a fresh token in the header
+// the endpoint reads, and after a receive fails asks r to release what the
+// lost answer took. Without it such messages stay invisible until the
+// queue's visibility timeout ends, and their receive counts still grow.
+func WithReceiveReleaser(header string, r ReceiveReleaser) SQSOption {
+	return func(p *SQSPoller) { p.tokenHeader, p.releaser = header, r }
+}
+
 // NewSQSPoller validates the mapping (after applying defaults) and returns a
 // poller for it. A nil logger means slog.Default().
-func NewSQSPoller(m SQSMapping, queue QueueClient, invoker invoke.Invoker, logger *slog.Logger) (*SQSPoller, error) {
+func NewSQSPoller(m SQSMapping, queue QueueClient, invoker invoke.Invoker, logger *slog.Logger, opts ...SQSOption) (*SQSPoller, error) {
 	m.applyDefaults()
 	if err := m.validate(); err != nil {
 		return nil, fmt.Errorf("sqs event source mapping %s: %w", m.UUID, err)
@@ -155,7 +186,7 @@ func NewSQSPoller(m SQSMapping, queue QueueClient, invoker invoke.Invoker, logge
 		logger = slog.Default()
 	}
 	source, _ := parseARN(m.QueueARN) // validated above
-	return &SQSPoller{
+	p := &SQSPoller{
 		cfg:     m,
 		region:  source.Region,
 		account: source.Account,
@@ -165,7 +196,11 @@ func NewSQSPoller(m SQSMapping, queue QueueClient, invoker invoke.Invoker, logge
 		// Receive and invoke failures are infrastructure problems (emulator
 		// or function process down); back off so they do not spin.
 		backoff: backoff{base: 100 * time.Millisecond, max: 5 * time.Second},
-	}, nil
+	}
+	for _, opt := range opts {
+		opt(p)
+	}
+	return p, nil
 }
 
 // Run polls the queue until ctx is cancelled, then waits for the batches in
@@ -267,19 +302,28 @@ func (p *SQSPoller) gather(ctx context.Context) ([]types.Message, error) {
 			}
 			// Whole seconds, rounded up: an SQS long poll cannot be
 			// shorter than a second without becoming a busy short poll.
-			wait = int32((remaining + time.Second - 1) / time.Second)
+			wait = int32(min((remaining+time.Second-1)/time.Second, maxWaitSeconds))
 		}
 		p.mu.Lock()
 		p.stats.Receives++
 		p.mu.Unlock()
+		opts := []func(*sqs.Options){noRetries}
+		token := ""
+		if p.releaser != nil {
+			token = rand.Text()
+			opts = append(opts, withHeader(p.tokenHeader, token))
+		}
 		out, err := p.queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(p.cfg.QueueURL),
 			MaxNumberOfMessages:         int32(min(maxReceive, p.cfg.BatchSize-len(batch))),
 			WaitTimeSeconds:             wait,
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 			MessageAttributeNames:       []string{"All"},
-		}, noRetries)
+		}, opts...)
 		if err != nil {
+			if token != "" {
+				p.releaseLost(ctx, token, err)
+			}
 			return batch, fmt.Errorf("receive from %s: %w", p.cfg.QueueURL, err)
 		}
 		if len(batch) == 0 && len(out.Messages) > 0 {
@@ -295,10 +339,34 @@ func (p *SQSPoller) gather(ctx context.Context) ([]types.Message, error) {
 
 // noRetries turns off the SDK's own retries of a receive. A receive whose
 // answer is lost (a connection closed while its body was read) may have
-// taken messages, which then stay invisible for the queue's visibility
-// timeout; retried inside the SDK it would look like any other receive. The
-// poller reports it ("receive failed") and polls again after a backoff.
+// taken messages; retried inside the SDK it would look like any other
+// receive, and its token would be gone. The poller releases what it took
+// (releaseLost), reports it and polls again after a backoff.
 func noRetries(o *sqs.Options) { o.RetryMaxAttempts = 1 }
+
+// withHeader adds one header to a call.
+func withHeader(name, value string) func(*sqs.Options) {
+	return func(o *sqs.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue(name, value))
+	}
+}
+
+// releaseLost asks the endpoint to make visible again whatever the failed
+// receive under token took. It outlives cancellation of ctx: a receive cut
+// short by shutdown may have taken messages too.
+func (p *SQSPoller) releaseLost(ctx context.Context, token string, receiveErr error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
+	defer cancel()
+	n, err := p.releaser.ReleaseReceive(ctx, token)
+	p.mu.Lock()
+	p.stats.LostReceives++
+	p.stats.Released += int64(n)
+	p.mu.Unlock()
+	if n > 0 || err != nil {
+		p.logger.Warn("a receive's answer was lost; the messages it took are visible again",
+			"receive_error", receiveErr, "released", n, "release_error", err)
+	}
+}
 
 // process invokes the function with a batch and settles the messages. It
 // returns false when the invocation could not be made at all.

@@ -1,13 +1,16 @@
 package front
 
 import (
+	"context"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/clubdev/club/internal/localcloud/sqsquery"
 )
@@ -39,6 +42,7 @@ type Front struct {
 	fallback http.Handler
 	counter  *Counter
 	presign  presignVerifier
+	receipts *receipts
 }
 
 // Option configures a Front.
@@ -70,7 +74,8 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	}
 	kumo := NewProxy(u)
 	f := &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter,
-		presign: presignVerifier{now: time.Now, signer: v4.NewSigner()}}
+		presign:  presignVerifier{now: time.Now, signer: v4.NewSigner()},
+		receipts: newReceipts(kumoURL, aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")})}
 	for _, opt := range opts {
 		opt(f)
 	}
@@ -146,10 +151,24 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serve(f.routes.StepFunctions, w, r)
 	case op.Service == "sns" && op.Operation == "PublishBatch":
 		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
+	case op.Service == "sqs" && op.Operation == "ReceiveMessage" && r.Header.Get(ReceiveTokenHeader) != "":
+		f.receipts.serve(f.kumo, w, r, r.Header.Get(ReceiveTokenHeader))
 	default:
 		f.fallback.ServeHTTP(w, r)
 	}
 }
+
+// ReleaseReceive makes the messages of the ReceiveMessage answer recorded
+// under token (see ReceiveTokenHeader) visible again, and returns how many
+// it released. A caller whose answer was lost asks at once: it waits for
+// an answer still being written. An unknown or already released token
+// releases nothing.
+func (f *Front) ReleaseReceive(ctx context.Context, token string) (int, error) {
+	return f.receipts.release(ctx, token)
+}
+
+// ReceiptStats says how many answers were recorded and released.
+func (f *Front) ReceiptStats() ReceiptStats { return f.receipts.snapshot() }
 
 // serve uses h, or kumo when the local cloud does not provide h.
 func (f *Front) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {

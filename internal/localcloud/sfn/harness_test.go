@@ -76,7 +76,7 @@ func (e *env) start(machine, input string) string {
 
 func (e *env) wait(arn string) sfn.Execution {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	x, err := e.svc.WaitForCompletion(ctx, arn)
 	require.NoError(e.t, err)

@@ -3,7 +3,8 @@
 // cloud consumes directly: tables, queues, topics, subscriptions, buckets,
 // functions with their typed event sources, HTTP APIs, state machines with
 // their substituted definitions, alarms, SSM parameters, log groups,
-// Cognito user pools, app clients and groups, parameters and outputs.
+// Cognito user pools, app clients and groups, IAM roles, bucket policies,
+// dashboards, parameters and outputs.
 //
 // # Parsing
 //
@@ -38,7 +39,8 @@
 //     Parse stops at the first error. Values AWS would reject at deploy time
 //     and that the local cloud depends on (stream view types, starting
 //     positions, batch sizes, response types, placeholders without a
-//     DefinitionSubstitutions entry) are errors too.
+//     DefinitionSubstitutions entry) are errors too, and so is a Number
+//     parameter that is not a number or lies outside its MinValue..MaxValue.
 //   - Lenient where CloudFormation is: integers and booleans may be written
 //     as strings ("30", "true"), strings as numbers (environment variables),
 //     and JSON-valued properties (RedrivePolicy, FilterPolicy, filter
@@ -131,6 +133,12 @@
 //	AWS::Logs::LogGroup            RetentionInDays                            kept as data
 //	                               KmsKeyId, LogGroupClass,                   ignored
 //	                               DataProtectionPolicy
+//	AWS::IAM::Role                 AssumeRolePolicyDocument,                  kept as data, not enforced (no IAM locally);
+//	                               ManagedPolicyArns, Policies                Ref is the name, Arn arn:aws:iam::<account>:role/<name>
+//	                               Description, Path, MaxSessionDuration,     ignored
+//	                               PermissionsBoundary
+//	AWS::S3::BucketPolicy          Bucket, PolicyDocument                     kept as data, not enforced
+//	AWS::CloudWatch::Dashboard     DashboardBody (must be JSON)               kept as data (the emulator serves no dashboards)
 //	AWS::Cognito::UserPool         the properties of cognito.go               nothing is provisioned: the local cloud's issuer
 //	                               (LambdaConfig is refused)                  stands in for the pool and the gateway trusts it;
 //	AWS::Cognito::UserPoolClient   the properties of cognito.go               the settings a security check reads are kept

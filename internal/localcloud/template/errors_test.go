@@ -18,8 +18,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{
 			name:    "unsupported resource type",
-			src:     "Resources:\n  Role:\n    Type: AWS::IAM::Role\n",
-			wantErr: "resource Role (AWS::IAM::Role): unsupported resource type",
+			src:     "Resources:\n  Key:\n    Type: AWS::KMS::Key\n",
+			wantErr: "resource Key (AWS::KMS::Key): unsupported resource type",
 		},
 		{
 			name:    "unknown property",
@@ -153,8 +153,8 @@ Resources:
 		},
 		{
 			name:    "Ref to a resource of an unsupported type",
-			src:     "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Ref Role}\n  Role: {Type: AWS::IAM::Role}\n",
-			wantErr: `resource Q (AWS::SQS::Queue): property "QueueName": Ref: resource Role (AWS::IAM::Role): unsupported resource type`,
+			src:     "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: !Ref Role}\n  Role: {Type: AWS::KMS::Key}\n",
+			wantErr: `resource Q (AWS::SQS::Queue): property "QueueName": Ref: resource Role (AWS::KMS::Key): unsupported resource type`,
 		},
 		{
 			name:    "unsupported Globals section",
@@ -241,6 +241,22 @@ Resources:
 			src:     "Resources:\n  M: {Type: AWS::Serverless::StateMachine, Properties: {DefinitionUri: nowhere.asl.json}}\n",
 			opts:    template.Options{Dir: "/nonexistent"},
 			wantErr: "resource M (AWS::Serverless::StateMachine): DefinitionUri: open /nonexistent/nowhere.asl.json: no such file or directory",
+		},
+		{
+			name:    "a Number parameter below its MinValue",
+			src:     "Parameters:\n  N: {Type: Number, Default: 5, MinValue: 10, MaxValue: 20}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			wantErr: "parameter N: value 5 is below MinValue 10",
+		},
+		{
+			name:    "a Number parameter above its MaxValue",
+			src:     "Parameters:\n  N: {Type: Number, Default: 5, MaxValue: 4}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			wantErr: "parameter N: value 5 is above MaxValue 4",
+		},
+		{
+			name:    "a Number parameter that is not a number",
+			src:     "Parameters:\n  N: {Type: Number}\nResources:\n  Q: {Type: AWS::SQS::Queue}\n",
+			opts:    template.Options{Parameters: map[string]string{"N": "ten"}},
+			wantErr: `parameter N: value "ten" is not a number`,
 		},
 		{
 			name:    "no resources",

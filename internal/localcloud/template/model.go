@@ -34,6 +34,10 @@ type Stack struct {
 	Alarms        []Alarm
 	SSMParameters []SSMParameter
 	LogGroups     []LogGroup
+	// IAM roles, bucket policies and dashboards are kept as data.
+	Roles          []Role
+	BucketPolicies []BucketPolicy
+	Dashboards     []Dashboard
 
 	// Cognito resources are kept as data: the local cloud's issuer stands
 	// in for a user pool.

@@ -66,6 +66,10 @@ func init() {
 		typeUserPool:       {refs: userPoolRefs, build: buildUserPool},
 		typeUserPoolClient: {refs: userPoolClientRefs, build: buildUserPoolClient},
 		typeUserPoolGroup:  {refs: userPoolGroupRefs, build: buildUserPoolGroup},
+
+		typeRole:         {nameProperty: "RoleName", refs: roleRefs, build: buildRole},
+		typeBucketPolicy: {refs: nameRefs, build: buildBucketPolicy},
+		typeDashboard:    {nameProperty: "DashboardName", refs: nameRefs, build: buildDashboard},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/awslabs/goformation/v7/intrinsics"
@@ -281,6 +282,9 @@ func (r *resolver) setParameters(params map[string]rawParameter) error {
 		}) {
 			return fmt.Errorf("parameter %s: value %q is not among AllowedValues", name, value)
 		}
+		if err := checkNumberBounds(name, p, value); err != nil {
+			return err
+		}
 		switch {
 		case p.Type == "CommaDelimitedList" || strings.HasPrefix(p.Type, "List<"):
 			var list []any
@@ -465,4 +469,40 @@ func outputString(v any) (string, error) {
 		return defaultString(list)
 	}
 	return scalarString(v)
+}
+
+// checkNumberBounds refuses, as CloudFormation does, a Number parameter's
+// value that is not a number or lies outside its MinValue..MaxValue.
+func checkNumberBounds(name string, p rawParameter, value string) error {
+	if p.Type != "Number" {
+		return nil
+	}
+	n, err := strconv.ParseFloat(value, 64)
+	if err != nil {
+		return fmt.Errorf("parameter %s: value %q is not a number", name, value)
+	}
+	for _, b := range []struct {
+		bound any
+		what  string
+		out   func(n, b float64) bool
+	}{
+		{p.MinValue, "below MinValue", func(n, b float64) bool { return n < b }},
+		{p.MaxValue, "above MaxValue", func(n, b float64) bool { return n > b }},
+	} {
+		if b.bound == nil {
+			continue
+		}
+		text, err := scalarString(b.bound)
+		if err != nil {
+			return fmt.Errorf("parameter %s: %w", name, err)
+		}
+		limit, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return fmt.Errorf("parameter %s: bound %q is not a number", name, text)
+		}
+		if b.out(n, limit) {
+			return fmt.Errorf("parameter %s: value %s is %s %s", name, value, b.what, text)
+		}
+	}
+	return nil
 }

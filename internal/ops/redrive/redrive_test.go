@@ -122,7 +122,10 @@ func TestInterruptedRedriveMovesEveryMessageExactlyOnce(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.GreaterOrEqual(t, res.Moved, total/2)
 	require.Less(t, res.Moved, total/2+10, "stopped after the batch in hand")
-	require.InDelta(t, 5, firstRun.Seconds(), 1.5, "half of 500 at 50/s")
+	// The rate holds: 250 messages at 50/s cannot move in under about 5 s
+	// (a first batch may go at once). Only the lower bound is a fact of the
+	// code; how much longer a loaded machine takes is not.
+	require.GreaterOrEqual(t, firstRun.Seconds(), 4.0, "half of 500 at 50/s")
 
 	// At the interruption every message is in exactly one queue, and none
 	// is left hidden.
@@ -139,7 +142,7 @@ func TestInterruptedRedriveMovesEveryMessageExactlyOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res2.Drained)
 	require.Equal(t, total, res.Moved+res2.Moved)
-	require.InDelta(t, 10, firstRun.Seconds()+time.Since(resumed).Seconds(), 2, "500 at 50/s, both runs together")
+	require.GreaterOrEqual(t, firstRun.Seconds()+time.Since(resumed).Seconds(), 9.0, "500 at 50/s, both runs together")
 
 	counts, msgs := drainAll(t, c, q.Source)
 	require.Len(t, counts, total)
