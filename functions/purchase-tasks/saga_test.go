@@ -40,6 +40,9 @@ func TestSagaHappyPath(t *testing.T) {
 	pay, ok := e.sb.Payment(got.PaymentID())
 	require.True(t, ok)
 	require.Equal(t, p.ID(), pay.Reference)
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
 	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
 	require.Len(t, mustList(t, e), 1, "one execution for the purchase")
 }
@@ -104,6 +107,9 @@ func TestSagaPaymentFailedExpires(t *testing.T) {
 	require.Equal(t, purchase.ProviderFailed, got.PaymentStatus())
 	require.Contains(t, got.Note(), purchase.TaskErrorPaymentFailed)
 	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentFailed)) == 1 })
 	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentFailed))
 }
 
@@ -222,6 +228,9 @@ func TestSagaRetriesLambdaPlatformFailures(t *testing.T) {
 	got := e.purchase(p.ID())
 	require.Equal(t, purchase.StatusConfirmed, got.Status())
 	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusConfirmed}, statuses(got))
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
 	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
 	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
 	require.Equal(t, 3, e.stepInvocations(string(StepRequestPayment)), "two platform failures, then the request")
