@@ -224,7 +224,9 @@ type RefundRequested struct {
 	PurchaseID string `json:"purchase_id"`
 	// PaymentID is the provider's payment to refund.
 	PaymentID string `json:"payment_id"`
-	// Reason says why, for people reading the outbox or the execution.
+	// Reason says why, for people reading the outbox or the execution: a
+	// fixed phrase and ids, never who decided or their free text (the
+	// outbox carries no personal data).
 	Reason string `json:"reason"`
 	// Attempt counts the purchase's refund intents, from 1: a refund a
 	// person asks for after a failed one runs in an execution of its own

@@ -445,7 +445,9 @@ func (p *Purchase) Resolve(r Resolution, at time.Time) error {
 	p.note = fmt.Sprintf("resolved by %s (%s): %s", r.By, r.Action, r.Reason)
 	if r.Action == ActionRefund {
 		p.latePayment = false
-		return p.requestRefund("resolved by "+r.By+": "+r.Reason, at)
+		// The outbox carries no personal data: who decided and why stay on
+		// the purchase's history.
+		return p.requestRefund("a person's decision (clubctl reconcile resolve)", at)
 	}
 	return nil
 }

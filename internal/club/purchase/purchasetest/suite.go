@@ -498,7 +498,7 @@ func RunStore(t *testing.T, newPorts Factory) {
 		rows := refundRows(t, f, p.ID())
 		require.Len(t, rows, 1)
 		require.Equal(t, "pay-"+p.ID(), rows[0].PaymentID)
-		require.Equal(t, "resolved by ops-ann: ticket 7", rows[0].Reason)
+		require.Equal(t, "a person's decision (clubctl reconcile resolve)", rows[0].Reason, "no operator, no free text in the outbox")
 
 		in, p = handedOver(purchase.ProviderFailed)
 		_, err = resolve(p, purchase.ActionRefund, false)
