@@ -31,6 +31,7 @@ import (
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
 	file *stackfile.Stack
+	path string // of the stack file, for programs that read it (clubctl)
 	// The callers' tokens come from the local cloud's issuer (issuer) or,
 	// on a stack that trusts its own Cognito user pool (LocalStack, AWS,
 	// deployed with EnableTestUsers=true), from users the suite makes in
@@ -73,15 +74,18 @@ func runMain(m *testing.M) (code int) {
 			}
 		}()
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
-			ModuleRoot:     root,
-			TemplatePath:   filepath.Join(root, "infra/template.yaml"),
-			StateDir:       dir,
-			EndpointAddr:   freeAddr(),
-			APIAddr:        freeAddr(),
-			MailAddr:       freeAddr(),
-			PaymentAddr:    freeAddr(),
-			ScheduleSpeed:  10,
-			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10"}, // the test of expiry waits seconds
+			ModuleRoot:    root,
+			TemplatePath:  filepath.Join(root, "infra/template.yaml"),
+			StateDir:      dir,
+			EndpointAddr:  freeAddr(),
+			APIAddr:       freeAddr(),
+			MailAddr:      freeAddr(),
+			PaymentAddr:   freeAddr(),
+			ScheduleSpeed: 10,
+			// Scaled so that tests wait seconds: the export link's expiry, and
+			// the payment provider's call timeout (1 s for 10 s, as the
+			// outage test scales its hold and its outage by a tenth).
+			Parameters:     map[string]string{"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1"},
 			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: logs,
 		})
@@ -102,6 +106,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	stack.file = f
+	stack.path = path
 	if f.IssuerKeyFile != "" {
 		key, err := issuer.LoadKey(f.IssuerKeyPath(path))
 		if err != nil {
@@ -121,7 +126,11 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 	}
-	return m.Run()
+	code = m.Run()
+	if clubctlBuild.path != "" {
+		_ = os.RemoveAll(filepath.Dir(clubctlBuild.path))
+	}
+	return code
 }
 
 // cognitoUsers is the token source of a stack without the local issuer: its
