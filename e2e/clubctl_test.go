@@ -29,11 +29,16 @@ import (
 // the local cloud provisioned from infra/template.yaml), as an operator
 // runs it.
 
+var clubctlDir string
+
+// clubctlBinary builds cmd/clubctl once, into clubctlDir (removed when the
+// suite ends).
 var clubctlBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "clubctl-")
+	dir, err := os.MkdirTemp("", "club-e2e-clubctl-")
 	if err != nil {
 		return "", err
 	}
+	clubctlDir = dir
 	bin := filepath.Join(dir, "clubctl")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/clubctl")
 	cmd.Dir = moduleRoot()
@@ -43,27 +48,13 @@ var clubctlBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// clubctl returns the command running the built binary with args and the
-// stack file.
-func clubctl(t *testing.T, args ...string) *exec.Cmd {
+// clubctlCommand returns the command running the built binary with args and
+// the stack file, for a test that drives the process itself.
+func clubctlCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := clubctlBinary()
 	require.NoError(t, err)
 	return exec.Command(bin, append(args, "--stack-file", stack.path)...)
-}
-
-// runClubctl runs the binary to its end.
-func runClubctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	cmd := clubctl(t, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	require.NoError(t, err)
-	return 0, out.String(), errb.String()
 }
 
 // deadLetters puts n dead letters into a DLQ, as the notifier writes them:
@@ -141,7 +132,7 @@ func TestClubctlRedriveInterruptedLosesAndDoublesNothing(t *testing.T) {
 	emptyDLQ(t, "NotificationsDLQ")
 	sent := deadLetters(t, "NotificationsDLQ", total)
 
-	cmd := clubctl(t, "dlq", "redrive", "--queue", "notifications", "--rate", "50/s")
+	cmd := clubctlCommand(t, "dlq", "redrive", "--queue", "notifications", "--rate", "50/s")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	progress, err := cmd.StderrPipe()
@@ -247,7 +238,7 @@ func TestClubctlReplayChangesNothing(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(outboxEnvelope(t, r.str("enrollment_id"))), &env))
 
-	code, stdout, stderr := runClubctl(t, "replay", "--consumer", "analytics", "--from", env.EventID, "--max", "1", "--rate", "0", "--json")
+	code, stdout, stderr := clubctl(t, "replay", "--consumer", "analytics", "--from", env.EventID, "--max", "1", "--rate", "0", "--json")
 	require.Equal(t, 0, code, stderr)
 	var out struct {
 		Sent   int `json:"sent"`
@@ -264,7 +255,7 @@ func TestClubctlReplayChangesNothing(t *testing.T) {
 
 // `clubctl status` and `clubctl reconcile` read the running stack.
 func TestClubctlStatusAndReconcile(t *testing.T) {
-	code, stdout, stderr := runClubctl(t, "status", "--sample", "0", "--json")
+	code, stdout, stderr := clubctl(t, "status", "--sample", "0", "--json")
 	require.Equal(t, 0, code, stderr)
 	var st struct {
 		Queues []struct {
@@ -284,7 +275,7 @@ func TestClubctlStatusAndReconcile(t *testing.T) {
 	require.Equal(t, "bulk", classes["ExportsQueue"])
 	require.NotNil(t, st.Alarms, "the alarms were read")
 
-	code, stdout, stderr = runClubctl(t, "reconcile", "--json")
+	code, stdout, stderr = clubctl(t, "reconcile", "--json")
 	require.Equal(t, 0, code, stderr)
 	var rec struct {
 		Purchases []struct {

@@ -30,9 +30,8 @@ import (
 
 // stack is the deployed stack under test and how to reach it.
 var stack struct {
-	// path is the stack file's path (what clubctl --stack-file reads).
-	path string
 	file *stackfile.Stack
+	path string // of the stack file, for programs that read it (clubctl)
 	// The callers' tokens come from the local cloud's issuer (issuer) or,
 	// on a stack that trusts its own Cognito user pool (LocalStack, AWS,
 	// deployed with EnableTestUsers=true), from users the suite makes in
@@ -83,11 +82,13 @@ func runMain(m *testing.M) (code int) {
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
+			// Scaled so that tests wait seconds: the export link's expiry, the
+			// payment provider's call timeout (1 s for 10 s, as the outage
+			// test scales its hold and its outage by a tenth), and the
+			// notifier's backoff cap (2 s for 30 s: the mail outage test needs
+			// 20 failed attempts per mail; make run keeps 30 s).
 			Parameters: map[string]string{
-				"ExportUrlExpirySeconds": "10", // the test of expiry waits seconds
-				// The outage test needs 20 failed attempts per mail: at
-				// most 2 s between them instead of 30 s (make run keeps 30).
-				"NotificationRetryCapSeconds": "2",
+				"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1", "NotificationRetryCapSeconds": "2",
 			},
 			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: logs,
@@ -108,7 +109,8 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stack.file, stack.path = f, path
+	stack.file = f
+	stack.path = path
 	if f.IssuerKeyFile != "" {
 		key, err := issuer.LoadKey(f.IssuerKeyPath(path))
 		if err != nil {
@@ -128,7 +130,11 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 	}
-	return m.Run()
+	code = m.Run()
+	if clubctlDir != "" {
+		_ = os.RemoveAll(clubctlDir)
+	}
+	return code
 }
 
 // cognitoUsers is the token source of a stack without the local issuer: its

@@ -320,3 +320,59 @@ func TestForgedWebhookIsRefused(t *testing.T) {
 	_, held, _ := intensiveSeats(t, student, intensiveID)
 	require.Equal(t, 1, held)
 }
+
+// paymentsFor lists the payments the provider holds for a reference (the
+// purchase id), from the sandbox's control API.
+func paymentsFor(t *testing.T, reference string) []map[string]any {
+	t.Helper()
+	out := sandbox(t, paymentSandbox(t), http.MethodGet, "/_sandbox/payments?reference="+url.QueryEscape(reference), nil)
+	var pays []map[string]any
+	list, _ := out["payments"].([]any)
+	for _, p := range list {
+		pays = append(pays, p.(map[string]any))
+	}
+	return pays
+}
+
+// TestSilentProviderNeverCostsTheSeat: right after a purchase with the
+// default 15-minute hold, the payment provider answers nothing for three
+// minutes. Scaled by a tenth (a 90 s hold, an 18 s silence, a 1 s call
+// timeout set by the harness): the purchase waits in awaiting_provider with
+// its seat held, never expired; when the provider answers, the purchase has
+// the one payment the provider made for it, and paying confirms it.
+func TestSilentProviderNeverCostsTheSeat(t *testing.T) {
+	setPaymentFaults(t, map[string]any{"mode": "no_response"})
+	intensiveID := newIntensive(t, 1, 90)
+	student := newUser(t, "student")
+	r := buy(t, student, intensiveID, id("key"))
+	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
+	purchaseID := r.str("purchase_id")
+
+	silenceEnds := time.Now().Add(18 * time.Second)
+	sawWaiting := false
+	for time.Now().Before(silenceEnds) {
+		p := getPurchase(t, student, purchaseID)
+		require.Contains(t, []string{"reserved", "awaiting_provider"}, p.status(), "during the silence: %s", p.raw)
+		sawWaiting = sawWaiting || p.status() == "awaiting_provider"
+		taken, held, left := intensiveSeats(t, student, intensiveID)
+		require.Equal(t, [3]int{0, 1, 0}, [3]int{taken, held, left}, "the seat stays held")
+		time.Sleep(250 * time.Millisecond)
+	}
+	require.True(t, sawWaiting, "the purchase shows it waits for the provider")
+
+	sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+	p := awaitPurchase(t, student, purchaseID, "payment_pending", time.Now().Add(30*time.Second))
+	pays := paymentsFor(t, purchaseID)
+	require.Len(t, pays, 1, "the provider holds one payment for the purchase, whatever was retried")
+	require.Equal(t, pays[0]["payment_id"], p.paymentID())
+	require.NotEmpty(t, p.body["payment"].(map[string]any)["checkout_url"])
+
+	settlePayment(t, p.paymentID(), "succeed")
+	p = awaitPurchase(t, student, purchaseID, "confirmed", time.Now().Add(30*time.Second))
+	statuses, _ := p.history(t)
+	require.Equal(t, []string{"reserved", "awaiting_provider", "payment_pending", "confirmed"}, statuses)
+	taken, held, left := intensiveSeats(t, student, intensiveID)
+	require.Equal(t, [3]int{1, 0, 0}, [3]int{taken, held, left})
+	require.Equal(t, "SUCCEEDED", executionStatus(t, purchaseID))
+	require.Len(t, paymentsFor(t, purchaseID), 1)
+}

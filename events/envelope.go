@@ -215,6 +215,11 @@ func (e Envelope) PurchaseRequested() (PurchaseRequested, error) {
 	return payloadAs[PurchaseRequested](e, TypePurchaseRequested)
 }
 
+// RefundRequested returns the payload of a refund.requested envelope.
+func (e Envelope) RefundRequested() (RefundRequested, error) {
+	return payloadAs[RefundRequested](e, TypeRefundRequested)
+}
+
 // ExportRequested returns the payload of an export.requested envelope.
 func (e Envelope) ExportRequested() (ExportRequested, error) {
 	return payloadAs[ExportRequested](e, TypeExportRequested)

@@ -16,6 +16,7 @@ const (
 	TypeEnrollmentCreated   Type = "enrollment.created"
 	TypeEnrollmentCancelled Type = "enrollment.cancelled"
 	TypePurchaseRequested   Type = "purchase.requested"
+	TypeRefundRequested     Type = "refund.requested"
 	TypeExportRequested     Type = "export.requested"
 )
 
@@ -75,6 +76,10 @@ var registry = map[Type]typeSpec{
 	TypePurchaseRequested: {
 		kind: KindWorkflow, versions: []int{1}, current: 1,
 		decode: decodeAs[PurchaseRequested],
+	},
+	TypeRefundRequested: {
+		kind: KindWorkflow, versions: []int{1}, current: 1,
+		decode: decodeAs[RefundRequested],
 	},
 	TypeExportRequested: {
 		kind: KindJob, versions: []int{1}, current: 1,
@@ -207,6 +212,32 @@ func (p PurchaseRequested) validate() error {
 		return errors.New("missing hold_expires_at")
 	}
 	return nil
+}
+
+// RefundRequested starts the refund of a purchase's payment: a payment that
+// came after the hold expired, or a person's decision (clubctl reconcile
+// resolve). It is written with the purchase's move to refund_pending, in the
+// same transaction, so the refund always has an owner: the relay (or the
+// sweeper) starts the refund execution, named <purchase id>-refund. The
+// aggregate_id is the purchase id.
+type RefundRequested struct {
+	PurchaseID string `json:"purchase_id"`
+	// PaymentID is the provider's payment to refund.
+	PaymentID string `json:"payment_id"`
+	// Reason says why, for people reading the outbox or the execution: a
+	// fixed phrase and ids, never who decided or their free text (the
+	// outbox carries no personal data).
+	Reason string `json:"reason"`
+	// Attempt counts the purchase's refund intents, from 1: a refund a
+	// person asks for after a failed one runs in an execution of its own
+	// (<purchase id>-refund-<attempt>). Absent means 1.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+func (RefundRequested) EventType() Type       { return TypeRefundRequested }
+func (p RefundRequested) AggregateID() string { return p.PurchaseID }
+func (p RefundRequested) validate() error {
+	return required(map[string]string{"purchase_id": p.PurchaseID, "payment_id": p.PaymentID, "reason": p.Reason})
 }
 
 // The kinds of export a job may ask for.

@@ -81,7 +81,7 @@ func repeatedLateWebhook(t *testing.T, s sale) {
 		name:       "1. A repeated late webhook",
 		fault:      "the payment sandbox's `duplicate_webhooks`, plus two resends of the same `payment.succeeded`, for a purchase whose hold expired",
 		repeats:    "the provider (duplicates, resends)",
-		recognised: "the purchase row: the first delivery moves `expired → refund_pending` with the observation; the others find it there (unchanged); the refund execution is named `<id>-refund`, so a second start is a no-op",
+		recognised: "the purchase row: the first delivery moves `expired → refund_pending` with the observation and writes one `refund.requested` row; the others find it there (unchanged) and write none; the refund execution is named `<id>-refund`, so a republished row starts nothing new",
 		observed: fmt.Sprintf("deliveries answered 2xx %d; purchase %s; refunds %d (%s); refund execution %s; seats %s before and after",
 			delivered, strings.Join(p.statuses()[3:], " → "), 1, rf.Status, exec.status, before),
 	})

@@ -20,7 +20,7 @@ type Config struct {
 	PaymentWebhookSecretParameter string
 	// PurchaseStateMachineARN is the purchase saga
 	// (PURCHASE_STATE_MACHINE_ARN, required): the webhook completes its
-	// waits and starts the refund of a late payment.
+	// waits (a late payment's refund starts from its outbox row).
 	PurchaseStateMachineARN string
 	// UserPoolID is the stack's Cognito user pool (USER_POOL_ID, optional:
 	// empty when the stack trusts another issuer). A student's first

@@ -88,7 +88,7 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 		return nil, err
 	}
 	webhooks, err := newWebhooks(ctx, ssm.NewFromConfig(awsCfg), cfg.PaymentWebhookSecretParameter, purchase.WebhooksDeps{
-		Store: pst.Purchases, Callbacks: saga, Executions: saga,
+		Store: pst.Purchases, Callbacks: saga,
 	}, logger)
 	if err != nil {
 		return nil, err

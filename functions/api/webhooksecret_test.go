@@ -59,7 +59,6 @@ type noSaga struct{}
 
 func (noSaga) SendTaskSuccess(context.Context, string, string) error         { return nil }
 func (noSaga) SendTaskFailure(context.Context, string, string, string) error { return nil }
-func (noSaga) StartExecution(context.Context, string, string) error          { return nil }
 
 // The rotation rule: a delivery the current secret does not verify makes the
 // API read the parameter again, at most once a minute; a changed secret is
@@ -79,7 +78,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
 			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
-				Callbacks: noSaga{}, Executions: noSaga{}, Now: now})
+				Callbacks: noSaga{}, Now: now})
 		},
 		now:    now,
 		logger: slog.New(slog.DiscardHandler),
@@ -141,7 +140,7 @@ func TestWebhookSecretMissingAtStart(t *testing.T) {
 		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
 			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
-				Callbacks: noSaga{}, Executions: noSaga{}, Now: now})
+				Callbacks: noSaga{}, Now: now})
 		},
 		now:    now,
 		logger: slog.New(slog.DiscardHandler),

@@ -8,7 +8,8 @@
 //
 // Rows are routed as the stream relay routes them: events to the topic,
 // purchase.requested to the purchase saga (StartExecution named after the
-// purchase, so a row the relay did publish starts nothing new).
+// purchase, so a row the relay did publish starts nothing new), and
+// refund.requested to its refund branch (named <purchase id>-refund).
 //
 // Environment: the template's globals (CLUB_TABLE, OUTBOX_TABLE,
 // OUTBOX_RETENTION, …), EVENTS_TOPIC_ARN, PURCHASE_STATE_MACHINE_ARN,

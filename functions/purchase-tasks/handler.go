@@ -16,6 +16,7 @@ import (
 const (
 	StepHold                = "hold"
 	StepRequestPayment      = "request_payment"
+	StepWaitForProvider     = "wait_for_provider"
 	StepAwaitPayment        = "await_payment"
 	StepStartChecking       = "start_checking"
 	StepCheckPayment        = "check_payment"
@@ -38,6 +39,8 @@ type TaskInput struct {
 	Error *CaughtError `json:"error,omitempty"`
 	// PaymentStatus is the provider's answer, for expire after a check.
 	PaymentStatus string `json:"payment_status,omitempty"`
+	// Attempt counts the waits for a silent provider, for wait_for_provider.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // CaughtError is what a Catch with ResultPath puts in the state: the error
@@ -99,6 +102,8 @@ func (h *Handler) run(ctx context.Context, in TaskInput) (any, error) {
 		return h.steps.Hold(ctx, id)
 	case StepRequestPayment:
 		return h.steps.RequestPayment(ctx, id)
+	case StepWaitForProvider:
+		return h.steps.WaitForProvider(ctx, id, in.Attempt, note(in.Error, ""))
 	case StepAwaitPayment:
 		if in.TaskToken == "" {
 			return nil, fmt.Errorf("%w: await_payment needs task_token", errBadInput)

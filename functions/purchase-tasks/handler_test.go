@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -59,7 +60,8 @@ func TestStateMachineNamesTheseErrorTypes(t *testing.T) {
 		"PaymentSucceeded", "GrantFailed", "RefundUnknown", "RefundPending", "RefundFailed", "RefundRejected", "Transient",
 		purchase.TaskErrorPaymentFailed}
 	platform := []string{"States.ALL", "States.Timeout", "Lambda.ServiceException", "Lambda.AWSLambdaException",
-		"Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Sandbox.Timedout", "Runtime.ExitError"}
+		"Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown",
+		"Sandbox.Timedout", "Runtime.ExitError"}
 	var named []string
 	for _, m := range regexp.MustCompile(`"ErrorEquals": \[([^\]]*)\]`).FindAllStringSubmatch(string(b), -1) {
 		for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllStringSubmatch(m[1], -1) {
@@ -75,6 +77,49 @@ func TestStateMachineNamesTheseErrorTypes(t *testing.T) {
 	}
 }
 
+// awsLambdaRetry is the list AWS recommends retrying for every Task that
+// invokes a Lambda function: throttling and service faults, a client-side
+// timeout of the invocation, and Lambda.Unknown (how an out-of-memory kill
+// or a runtime timeout without an error document surfaces).
+var awsLambdaRetry = []string{
+	"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+	"Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown",
+}
+
+// Every Task state retries the transient Lambda platform errors before any
+// Catch sees them, so a throttle or a killed sandbox never reaches a person;
+// and no ARN names a partition (the definition runs in aws-cn and aws-us-gov
+// too).
+func TestEveryTaskRetriesLambdaPlatformErrors(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../statemachines/purchase.asl.json")
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "arn:aws:", "a partition-bound ARN; use arn:${Partition}:")
+	var def struct {
+		States map[string]struct {
+			Type     string
+			Resource string
+			Retry    []struct{ ErrorEquals []string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &def))
+	tasks := 0
+	for name, st := range def.States {
+		if st.Type != "Task" {
+			continue
+		}
+		tasks++
+		var retried []string
+		for _, r := range st.Retry {
+			retried = append(retried, r.ErrorEquals...)
+		}
+		for _, want := range awsLambdaRetry {
+			require.Contains(t, retried, want, "state %s does not retry %s", name, want)
+		}
+	}
+	require.Equal(t, 13, tasks, "every Task state was checked")
+}
+
 // Every ${...} of the definition is a substitution the template must
 // provide (DefinitionSubstitutions); this is the list to keep it in step.
 func TestDefinitionSubstitutions(t *testing.T) {
@@ -87,7 +132,7 @@ func TestDefinitionSubstitutions(t *testing.T) {
 			names = append(names, m[1])
 		}
 	}
-	require.Equal(t, []string{"PurchaseTasksFunctionArn"}, names)
+	require.Equal(t, []string{"PurchaseTasksFunctionArn", "Partition"}, names)
 }
 
 func TestBadInput(t *testing.T) {

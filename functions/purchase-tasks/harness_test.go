@@ -34,6 +34,7 @@ import (
 	"github.com/clubdev/club/internal/localcloud/sfn/clock"
 	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
 	"github.com/clubdev/club/internal/payment"
+	"github.com/clubdev/club/internal/relay"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
@@ -79,7 +80,7 @@ func definition(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../statemachines/purchase.asl.json")
 	require.NoError(t, err)
-	return strings.ReplaceAll(string(b), "${PurchaseTasksFunctionArn}", functionARN)
+	return strings.NewReplacer("${PurchaseTasksFunctionArn}", functionARN, "${Partition}", "aws").Replace(string(b))
 }
 
 type env struct {
@@ -96,13 +97,20 @@ type env struct {
 	svc      *purchase.Service
 	store    *store.PurchaseAdapters
 	outbox   *store.Outbox
+	// workflows starts executions from outbox rows, as the relay does.
+	workflows *relay.WorkflowStarter
 
 	// dropWebhooks makes the webhook endpoint answer 503 without looking:
 	// a provider whose notifications never arrive.
 	dropWebhooks atomic.Bool
 	mu           sync.Mutex
 	deliveries   []delivery
-	stopAuto     func()
+	// platformFaults fail the next invocations of a step before the
+	// handler runs, as the Lambda platform does (a killed sandbox, a
+	// throttle, a client timeout); each is used once, in order.
+	platformFaults map[string][]platformFault
+	invocations    map[string]int // by step
+	stopAuto       func()
 }
 
 // delivery is one webhook the endpoint handled.
@@ -153,11 +161,17 @@ func setup(t *testing.T) *env {
 	}), sm.ARN)
 	require.NoError(t, err)
 
+	e.workflows, err = relay.NewWorkflowStarter(
+		relay.Workflows{events.TypePurchaseRequested: sfnClient, events.TypeRefundRequested: sfnClient},
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution),
+	)
+	require.NoError(t, err)
+
 	steps, err := purchase.NewSteps(purchase.StepsDeps{Store: e.store.Purchases, Payments: e.provider, Callbacks: sfnClient, Now: e.clk.Now})
 	require.NoError(t, err)
 	e.handler = NewHandler(steps, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.webhooks, err = purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Executions: sfnClient, Now: e.clk.Now,
+		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Now: e.clk.Now,
 	})
 	require.NoError(t, err)
 
@@ -197,6 +211,9 @@ func (f functions) Invoke(ctx context.Context, name string, payload []byte) (res
 	if name != functionName {
 		return invoke.Result{}, fmt.Errorf("function %s: not found", name)
 	}
+	if res, err, ok := f.e.platformFault(payload); ok {
+		return res, err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			res = failure("Runtime.ExitError", fmt.Sprintf("Runtime exited with error: panic: %v", p))
@@ -211,6 +228,60 @@ func (f functions) Invoke(ctx context.Context, name string, payload []byte) (res
 		return failure(typ.Name(), herr.Error()), nil
 	}
 	return invoke.Result{Payload: out}, nil
+}
+
+// platformFault is how the Lambda platform fails an invocation: an error
+// document (errorType empty for what Step Functions names Lambda.Unknown),
+// or an error of the invoke call itself.
+type platformFault struct {
+	res invoke.Result
+	err error
+}
+
+// killed is a function process ended without an error document of its
+// own (out of memory): Step Functions names it Lambda.Unknown.
+func killed() platformFault {
+	return platformFault{res: failure("", "RequestId: 1 Error: Runtime exited with error: signal: killed")}
+}
+
+// clientTimeout is an Invoke call that outlived its client's deadline:
+// Lambda.ClientExecutionTimeoutException.
+func clientTimeout() platformFault {
+	return platformFault{err: fmt.Errorf("invoke: %w", context.DeadlineExceeded)}
+}
+
+// failStep makes the next invocations of a step fail with faults.
+func (e *env) failStep(step string, faults ...platformFault) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.platformFaults == nil {
+		e.platformFaults = map[string][]platformFault{}
+	}
+	e.platformFaults[step] = append(e.platformFaults[step], faults...)
+}
+
+// stepInvocations returns how many times a step's function was invoked.
+func (e *env) stepInvocations(step string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.invocations[step]
+}
+
+func (e *env) platformFault(payload []byte) (invoke.Result, error, bool) {
+	var in struct{ Step string }
+	_ = json.Unmarshal(payload, &in)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.invocations == nil {
+		e.invocations = map[string]int{}
+	}
+	e.invocations[in.Step]++
+	q := e.platformFaults[in.Step]
+	if len(q) == 0 {
+		return invoke.Result{}, nil, false
+	}
+	e.platformFaults[in.Step] = q[1:]
+	return q[0].res, q[0].err, true
 }
 
 func failure(errorType, msg string) invoke.Result {
@@ -344,6 +415,24 @@ func (e *env) startSaga(p purchase.Purchase) string {
 	return ""
 }
 
+// relayRefunds does what the relay does with a purchase's refund.requested
+// rows: it starts <id>-refund from each (the same name for every row, so a
+// republished row starts nothing new). It returns how many rows it relayed.
+func (e *env) relayRefunds(purchaseID string) int {
+	e.t.Helper()
+	rows, err := e.outbox.Unpublished(e.ctx, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	require.NoError(e.t, err)
+	n := 0
+	for _, r := range rows {
+		if r.AggregateID == purchaseID && r.Type == events.TypeRefundRequested {
+			_, err := e.workflows.Publish(e.ctx, []relay.Message{relay.MessageOf(r)})
+			require.NoError(e.t, err)
+			n++
+		}
+	}
+	return n
+}
+
 func (e *env) executionARN(name string) string {
 	return strings.Replace(e.machine, ":stateMachine:", ":execution:", 1) + ":" + name
 }
@@ -382,6 +471,24 @@ func (e *env) waitFor(what string, cond func() bool) {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// tick advances virtual time a second at a time, each time once every
+// execution is blocked, until cond holds (at most ten seconds of real time).
+func (e *env) tick(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, time.Second)
+		_ = e.clk.WaitIdle(ctx)
+		cancel()
+		if !cond() {
+			e.clk.Advance(time.Second)
+		}
 	}
 }
 

@@ -39,16 +39,17 @@ func (e *env) expired(intensiveID, student string) purchase.Purchase {
 	return got
 }
 
-// latePayment pays an expired purchase at the sandbox and waits for the
-// webhook to record the refund intent.
+// latePayment pays an expired purchase at the sandbox, waits for the
+// webhook to record the refund intent, and relays its refund.requested row.
 func (e *env) latePayment(p purchase.Purchase) purchase.Purchase {
 	e.t.Helper()
 	got := e.settle(p, sandbox.StatusSucceeded, purchase.StatusExpired)
 	require.Equal(e.t, purchase.StatusRefundPending, got.Status(), "the student sees refund_pending")
 	require.True(e.t, got.LatePayment())
-	e.waitFor("the late webhook to start the refund", func() bool {
+	e.waitFor("the late webhook to record the refund intent", func() bool {
 		return slices.Contains(e.outcomes(purchase.EventPaymentSucceeded), purchase.OutcomeLatePayment)
 	})
+	require.Equal(e.t, 1, e.relayRefunds(p.ID()), "one refund.requested row, written with the intent")
 	return got
 }
 
@@ -132,6 +133,7 @@ func TestSagaRepeatedLateWebhookRefundsOnce(t *testing.T) {
 		e.waitFor("the resent webhooks", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 8 })
 	})
 	require.Equal(t, purchase.StatusRefundPending, e.purchase(late.ID()).Status())
+	require.Equal(t, 1, e.relayRefunds(late.ID()), "the repeats wrote no second row; relaying it again starts nothing new")
 
 	e.autoAdvance()
 	require.Equal(t, sfn.StatusSucceeded, e.finish(e.executionARN(purchase.RefundExecutionName(late.ID()))).Status)

@@ -40,6 +40,9 @@ func TestSagaHappyPath(t *testing.T) {
 	pay, ok := e.sb.Payment(got.PaymentID())
 	require.True(t, ok)
 	require.Equal(t, p.ID(), pay.Reference)
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
 	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
 	require.Len(t, mustList(t, e), 1, "one execution for the purchase")
 }
@@ -104,6 +107,9 @@ func TestSagaPaymentFailedExpires(t *testing.T) {
 	require.Equal(t, purchase.ProviderFailed, got.PaymentStatus())
 	require.Contains(t, got.Note(), purchase.TaskErrorPaymentFailed)
 	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentFailed)) == 1 })
 	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentFailed))
 }
 
@@ -191,4 +197,174 @@ func mustExecutionInput(t *testing.T, e *env, arn string) string {
 	x, err := e.sfn.DescribeExecution(e.ctx, arn)
 	require.NoError(t, err)
 	return x.Input
+}
+
+// The Lambda platform fails steps on the way (a client timeout of the
+// payment request's invocation, a sandbox killed while granting, a killed
+// wait): each is retried, as AWS recommends for Lambda tasks, and the
+// purchase is confirmed; nothing goes to a person.
+func TestSagaRetriesLambdaPlatformFailures(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.failStep(string(StepRequestPayment), clientTimeout(), killed())
+	e.failStep(string(StepAwaitPayment), killed())
+	e.failStep(string(StepGrant), killed(), clientTimeout())
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+
+	// Time moves a second at a time (each retry waits at most a few), far
+	// from the 15-minute hold deadline.
+	var waiting purchase.Purchase
+	e.tick("the saga to wait for the payment", func() bool {
+		waiting = e.purchase(p.ID())
+		return waiting.Status() == purchase.StatusPaymentPending && waiting.TaskToken() != ""
+	})
+	_, err := e.sb.SettlePayment(waiting.PaymentID(), sandbox.StatusSucceeded)
+	require.NoError(t, err)
+	e.tick("the purchase to be confirmed", func() bool { return e.purchase(p.ID()).Status() == purchase.StatusConfirmed })
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusConfirmed, got.Status())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusPaymentPending, purchase.StatusConfirmed}, statuses(got))
+	// The endpoint records a delivery after its handling, which the saga
+	// may have acted on already.
+	e.waitFor("the webhook's delivery", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
+	require.Equal(t, []purchase.WebhookOutcome{purchase.OutcomeCallbackSent}, e.outcomes(purchase.EventPaymentSucceeded))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+	require.Equal(t, 3, e.stepInvocations(string(StepRequestPayment)), "two platform failures, then the request")
+	require.Equal(t, 2, e.stepInvocations(string(StepAwaitPayment)))
+	require.Equal(t, 3, e.stepInvocations(string(StepGrant)))
+	require.Len(t, e.sb.Payments(p.ID()), 1, "one payment at the provider")
+}
+
+// The provider does not answer the request for a payment for three
+// minutes right after the purchase (15-minute hold): the purchase shows
+// awaiting_provider and keeps its seat the whole time, never expired; when
+// the provider answers, the saga has the one payment the provider made for
+// the reference (every attempt sent pay-<id>), and paying confirms it.
+func TestSagaProviderSilentAtPaymentRequestKeepsTheHold(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+
+	outageEnds := start.Add(3 * time.Minute)
+	sawWaiting := false
+	e.tick("three minutes of silence", func() bool {
+		got := e.purchase(p.ID())
+		require.Contains(t, []purchase.Status{purchase.StatusReserved, purchase.StatusAwaitingProvider}, got.Status(),
+			"at %s", e.clk.Now().Format(time.TimeOnly))
+		require.Equal(t, [3]int{0, 1, 0}, e.seats(in.ID()), "the seat stays held")
+		if got.Status() == purchase.StatusAwaitingProvider {
+			sawWaiting = true
+			require.Contains(t, got.Note(), "waiting for the payment provider")
+		}
+		return !e.clk.Now().Before(outageEnds)
+	})
+	require.True(t, sawWaiting, "the purchase showed awaiting_provider")
+	asked := e.stepInvocations(StepRequestPayment)
+	require.Greater(t, asked, 3, "the saga kept asking")
+	require.Less(t, asked, 30, "with backoff")
+
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNone}))
+	var waiting purchase.Purchase
+	e.tick("the provider's answer", func() bool {
+		waiting = e.purchase(p.ID())
+		return waiting.Status() == purchase.StatusPaymentPending && waiting.TaskToken() != ""
+	})
+	pays := e.sb.Payments(p.ID())
+	require.Len(t, pays, 1, "one payment at the provider for the purchase")
+	require.Equal(t, pays[0].PaymentID, waiting.PaymentID())
+	require.Empty(t, waiting.Note(), "nothing left to explain")
+
+	_, err := e.sb.SettlePayment(waiting.PaymentID(), sandbox.StatusSucceeded)
+	require.NoError(t, err)
+	e.tick("the purchase to be confirmed", func() bool { return e.purchase(p.ID()).Status() == purchase.StatusConfirmed })
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	got := e.purchase(p.ID())
+	require.Equal(t, []purchase.Status{
+		purchase.StatusReserved, purchase.StatusAwaitingProvider, purchase.StatusPaymentPending, purchase.StatusConfirmed,
+	}, statuses(got))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+}
+
+// The provider never answers: the saga asks until a tenth of the hold
+// before the deadline, then expires the purchase (no checkout URL was ever
+// shown) and the seat is free again. A payment made anyway is a late
+// payment: refunded once, no seat.
+func TestSagaProviderNeverAnswersExpiresAtTheCutoff(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
+	e.autoAdvance()
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	x := e.finish(e.startSaga(p))
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+
+	got := e.purchase(p.ID())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusAwaitingProvider, purchase.StatusExpired}, statuses(got))
+	expiredAt := at(t, got, purchase.StatusExpired)
+	require.False(t, expiredAt.Before(got.PaymentRequestCutoff()), "not before the cutoff")
+	require.True(t, expiredAt.Before(got.HoldExpiresAt()), "released before the deadline it promised")
+	require.Equal(t, p.HoldExpiresAt().Add(-90*time.Second), got.PaymentRequestCutoff(), "a tenth of the 15-minute hold")
+	require.Contains(t, got.Note(), "did not answer")
+	require.Empty(t, got.CheckoutURL(), "no checkout URL was ever shown")
+	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()))
+	// Backoff doubling from 2 s, capped at 30 s, over 13.5 minutes.
+	asked := e.stepInvocations(StepRequestPayment)
+	require.Greater(t, asked, 20)
+	require.Less(t, asked, 60)
+
+	pays := e.sb.Payments(p.ID())
+	require.Len(t, pays, 1, "the silent provider made one payment for every request")
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNone}))
+	e.stopAuto()
+	e.latePayment(purchase.FromSnapshot(func() purchase.Snapshot { s := got.Snapshot(); s.PaymentID = pays[0].PaymentID; return s }()))
+	e.autoAdvance()
+	rx := e.finish(e.executionARN(purchase.RefundExecutionName(p.ID())))
+	require.Equal(t, sfn.StatusSucceeded, rx.Status, rx.Error+" "+rx.Cause)
+	require.Equal(t, purchase.StatusRefunded, e.purchase(p.ID()).Status())
+	require.Len(t, e.sb.Refunds(pays[0].PaymentID), 1)
+	require.Equal(t, [3]int{1, 0, 0}, e.seats(in.ID()), "a late payment never adds a seat")
+}
+
+// The silent provider did make the payment, and a payment.succeeded webhook
+// for it arrives while the saga still waits for an answer: at the cutoff
+// the saga does not expire the purchase (money came while the seat was
+// held) but grants access.
+func TestSagaPaidWhileProviderSilentIsGranted(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
+	in := e.intensive(1)
+	p := e.buy(in.ID(), "student-1")
+	arn := e.startSaga(p)
+	e.tick("the purchase to wait for the provider", func() bool {
+		return e.purchase(p.ID()).Status() == purchase.StatusAwaitingProvider
+	})
+	pays := e.sb.Payments(p.ID())
+	require.Len(t, pays, 1)
+	e.frozen(func() {
+		_, err := e.sb.SettlePayment(pays[0].PaymentID, sandbox.StatusSucceeded)
+		require.NoError(t, err)
+		e.waitFor("the webhook", func() bool { return len(e.outcomes(purchase.EventPaymentSucceeded)) == 1 })
+	})
+	got := e.purchase(p.ID())
+	require.Equal(t, purchase.StatusAwaitingProvider, got.Status(), "the webhook records, the saga decides")
+	require.Equal(t, purchase.ProviderSucceeded, got.PaymentStatus())
+
+	e.autoAdvance()
+	x := e.finish(arn)
+	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+	got = e.purchase(p.ID())
+	require.Equal(t, purchase.StatusConfirmed, got.Status())
+	require.Equal(t, []purchase.Status{purchase.StatusReserved, purchase.StatusAwaitingProvider, purchase.StatusConfirmed}, statuses(got))
+	require.Equal(t, [3]int{0, 0, 1}, e.seats(in.ID()))
+	require.Zero(t, e.provider.createRefund.Load())
 }

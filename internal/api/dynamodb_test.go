@@ -145,9 +145,9 @@ func TestPurchasesOnDynamoDB(t *testing.T) {
 	require.NoError(t, err)
 	svc, err := purchase.NewService(purchase.Deps{Intensives: pst.Intensives, Store: pst.Purchases, Idempotency: st.Idempotency})
 	require.NoError(t, err)
-	callbacks, executions := &fakeCallbacks{}, &fakeExecutions{}
+	callbacks := &fakeCallbacks{}
 	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: webhookSecret, Store: pst.Purchases, Callbacks: callbacks, Executions: executions,
+		Secret: webhookSecret, Store: pst.Purchases, Callbacks: callbacks,
 	})
 	require.NoError(t, err)
 	enrollments, err := enrollment.NewService(enrollment.Deps{

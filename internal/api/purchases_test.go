@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -256,7 +255,6 @@ func TestPaymentWebhookCompletesTheWait(t *testing.T) {
 	again, err := f.purchases.Get(f.ctx, pid)
 	require.NoError(t, err)
 	require.True(t, p.Equal(again), "nothing changed")
-	require.Empty(t, f.executions.started())
 }
 
 func TestPaymentWebhookFailedPayment(t *testing.T) {
@@ -270,8 +268,8 @@ func TestPaymentWebhookFailedPayment(t *testing.T) {
 }
 
 // TestLatePaymentWebhook: a payment for an expired purchase records the
-// refund intent and starts the refund; if the start fails, the webhook
-// answers 5xx so that the provider's retry starts it.
+// refund intent with a refund.requested outbox row (the relay starts the
+// refund from it); repeats are answered 200 and write nothing more.
 func TestLatePaymentWebhook(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -284,22 +282,24 @@ func TestLatePaymentWebhook(t *testing.T) {
 	})
 	ev := map[string]any{"event_id": "evt-1", "type": "payment.succeeded", "payment_id": "pay-1", "reference": pid, "amount_cents": 4900}
 
-	f.executions.setFail(errors.New("ThrottlingException: rate exceeded"))
 	r := f.webhook(ev)
-	require.Equal(t, 500, r.status, "our side failed: the provider retries")
-	require.Equal(t, "internal", r.errorCode())
-	require.NotContains(t, r.body, "Throttling", "causes stay in the log")
-	require.Contains(t, f.logs.String(), "ThrottlingException")
+	require.Equal(t, 200, r.status, r.body)
+	require.Equal(t, "late_payment_refund", r.str("outcome"))
 	got := f.do("GET", "/purchases/"+pid, student, "")
 	require.Equal(t, "refund_pending", got.str("status"), "the intent is recorded with the observation")
-
-	f.executions.setFail(nil)
 	for range 2 {
 		r = f.webhook(ev)
 		require.Equal(t, 200, r.status, r.body)
 	}
-	require.Equal(t, []string{purchase.RefundExecutionName(pid), purchase.RefundExecutionName(pid)}, f.executions.started(),
-		"every delivery (re)starts the refund execution, which its name makes idempotent")
+	rows, err := f.purchases.Unpublished(context.Background(), time.Now().Add(time.Hour), 100)
+	require.NoError(t, err)
+	refundRows := 0
+	for _, row := range rows {
+		if row.Type == events.TypeRefundRequested && row.AggregateID == pid {
+			refundRows++
+		}
+	}
+	require.Equal(t, 1, refundRows, "one refund.requested row, whatever the repeats")
 	in := f.do("GET", "/intensives/"+intensiveID, student, "")
 	require.EqualValues(t, 0, in.doc["seats_taken"], "a late payment never adds a seat")
 	require.EqualValues(t, 0, in.doc["seats_held"])
@@ -393,7 +393,7 @@ func TestPaymentWebhookInfrastructureFailureIs5xx(t *testing.T) {
 	f := setup(t)
 	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
 		Secret: webhookSecret, Store: failingPurchaseStore{Store: f.purchases, err: context.DeadlineExceeded},
-		Callbacks: f.callbacks, Executions: f.executions,
+		Callbacks: f.callbacks,
 	})
 	require.NoError(t, err)
 	f = setup(t, func(d *api.Deps) { d.Webhooks = webhooks })

@@ -140,10 +140,9 @@ type fixture struct {
 	seq  atomic.Int64
 
 	// The purchase domain: its in-memory store and the saga's side of the
-	// webhook (task callbacks, executions).
-	purchases  *purchasetest.Memory
-	callbacks  *fakeCallbacks
-	executions *fakeExecutions
+	// webhook (task callbacks).
+	purchases *purchasetest.Memory
+	callbacks *fakeCallbacks
 
 	// The operations (exports): their in-memory store, with the outbox
 	// rows of their jobs.
@@ -159,7 +158,7 @@ func setup(t testing.TB, customize ...func(*api.Deps)) *fixture {
 	t.Helper()
 	f := &fixture{
 		t: t, ctx: context.Background(), mem: memstore.New(), logs: &syncBuffer{},
-		purchases: purchasetest.NewMemory(), callbacks: &fakeCallbacks{}, executions: &fakeExecutions{},
+		purchases: purchasetest.NewMemory(), callbacks: &fakeCallbacks{},
 		operations: operationtest.NewMemory(),
 	}
 	svc, err := enrollment.NewService(enrollment.Deps{
@@ -172,7 +171,7 @@ func setup(t testing.TB, customize ...func(*api.Deps)) *fixture {
 	})
 	require.NoError(t, err)
 	webhooks, err := purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: webhookSecret, Store: f.purchases, Callbacks: f.callbacks, Executions: f.executions,
+		Secret: webhookSecret, Store: f.purchases, Callbacks: f.callbacks,
 	})
 	require.NoError(t, err)
 	operations, err := operation.NewService(operation.Deps{Store: f.operations})
@@ -320,36 +319,6 @@ func (c *fakeCallbacks) outcome(token string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.settled[token]
-}
-
-// fakeExecutions records executions started; while fail is set, starts
-// fail.
-type fakeExecutions struct {
-	mu     sync.Mutex
-	fail   error
-	starts []string // names, one per call
-}
-
-func (x *fakeExecutions) StartExecution(_ context.Context, name, _ string) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.fail != nil {
-		return x.fail
-	}
-	x.starts = append(x.starts, name)
-	return nil
-}
-
-func (x *fakeExecutions) setFail(err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.fail = err
-}
-
-func (x *fakeExecutions) started() []string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return append([]string(nil), x.starts...)
 }
 
 // The real services fit the API's ports.

@@ -1,13 +1,20 @@
 package clubctl
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/spf13/cobra"
 
 	"github.com/clubdev/club/internal/club/purchase"
@@ -24,10 +31,10 @@ type reconcileOptions struct {
 func newReconcileCommand(g *Globals) *cobra.Command {
 	var o reconcileOptions
 	cmd := &cobra.Command{
-		Use:   "reconcile [--status checking_payment|needs_reconciliation] [--older-than D]",
+		Use:   "reconcile [--status checking_payment|needs_reconciliation|refund_pending] [--older-than D]",
 		Short: "Purchases a person must look at, what the provider says, and the next step",
-		Long: `reconcile lists the purchases in checking_payment and needs_reconciliation, oldest
-first: purchase, intensive, student, status, how long it has been in that status
+		Long: `reconcile lists the purchases in checking_payment and needs_reconciliation, and
+those in refund_pending whose refund execution is missing or stuck, oldest first: purchase, intensive, student, status, how long it has been in that status
 (from the purchase's history), its payment id, what the payment provider says of
 that payment now (GET /v1/payments/{id} at the stack file's payment_url), and the
 next step in words:
@@ -39,11 +46,17 @@ next step in words:
                         refund with key refund-<id>
                         failed or pending: release the hold: no money moved
                         unknown: ask the provider with key pay-<id>
+                        then decide with 'clubctl reconcile resolve'
+  refund_pending        only when no execution refunds it: "missing" (no
+                        <id>-refund execution five minutes after the intent: the
+                        relay and the sweeper start it from the outbox) or
+                        "stuck" (it ended, or ran past the saga's refund bounds)
 
 A provider that does not answer (or a stack file without payment_url) is shown as
 "provider unreachable"; the listing never fails for it. reconcile only reads: it
-changes no purchase and asks the provider nothing else. Finding the purchases scans
-the club table. See docs/runbooks/reconciliation.md.`,
+changes no purchase and asks the provider nothing else; the refund executions are
+looked up in Step Functions (the stack's PurchaseStateMachineArn output). Finding the
+purchases scans the club table. See docs/runbooks/reconciliation.md.`,
 		Example: `  # Everything that needs a look on the local cloud
   clubctl reconcile
 
@@ -56,8 +69,9 @@ the club table. See docs/runbooks/reconciliation.md.`,
 		DisableFlagsInUseLine: true,
 		RunE:                  func(cmd *cobra.Command, _ []string) error { return runReconcile(cmd, g, o) },
 	}
+	cmd.AddCommand(newResolveCommand(g))
 	f := cmd.Flags()
-	f.StringVar(&o.status, "status", "", "only purchases in this status (checking_payment or needs_reconciliation)")
+	f.StringVar(&o.status, "status", "", "only purchases in this status (checking_payment, needs_reconciliation or refund_pending)")
 	f.DurationVar(&o.olderThan, "older-than", 0, "only purchases in their status for at least this long")
 	f.DurationVar(&o.providerTimeout, "provider-timeout", 5*time.Second, "how long to wait for the provider's answer on each payment")
 	return cmd
@@ -67,8 +81,8 @@ func runReconcile(cmd *cobra.Command, g *Globals, o reconcileOptions) error {
 	statuses := reconcile.Statuses
 	if o.status != "" {
 		s := purchase.Status(o.status)
-		if s != purchase.StatusCheckingPayment && s != purchase.StatusNeedsReconciliation {
-			return usageErrorf("--status %q: must be checking_payment or needs_reconciliation", o.status)
+		if !slices.Contains(reconcile.Statuses, s) {
+			return usageErrorf("--status %q: must be checking_payment, needs_reconciliation or refund_pending", o.status)
 		}
 		statuses = []purchase.Status{s}
 	}
@@ -101,9 +115,17 @@ func runReconcile(cmd *cobra.Command, g *Globals, o reconcileOptions) error {
 			provider = c
 		}
 	}
+	var executions reconcile.Executions // nil: Step Functions not reachable
+	if arn := stack.Outputs["PurchaseStateMachineArn"]; arn != "" {
+		executions = sfnExecutions{client: sfn.NewFromConfig(cfg), machine: arn}
+	}
 	now := g.Now()
+	assessed := append(reconcile.Assess(ctx, rows, provider, now), reconcile.AssessRefunds(ctx, rows, executions, now)...)
+	slices.SortStableFunc(assessed, func(a, b reconcile.Item) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.PurchaseID, b.PurchaseID))
+	})
 	var items []reconcile.Item
-	for _, it := range reconcile.Assess(ctx, rows, provider, now) {
+	for _, it := range assessed {
 		if it.Age >= o.olderThan {
 			items = append(items, it)
 		}
@@ -181,4 +203,23 @@ func printReconcile(w io.Writer, now time.Time, items []reconcile.Item) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sfnExecutions looks executions of the purchase state machine up by name.
+type sfnExecutions struct {
+	client  *sfn.Client
+	machine string
+}
+
+func (x sfnExecutions) Execution(ctx context.Context, name string) (string, time.Time, bool, error) {
+	arn := strings.Replace(x.machine, ":stateMachine:", ":execution:", 1) + ":" + name
+	out, err := x.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	var missing *sfntypes.ExecutionDoesNotExist
+	switch {
+	case errors.As(err, &missing):
+		return "", time.Time{}, false, nil
+	case err != nil:
+		return "", time.Time{}, false, err
+	}
+	return string(out.Status), aws.ToTime(out.StartDate), true, nil
 }

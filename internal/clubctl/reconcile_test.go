@@ -131,5 +131,5 @@ func TestReconcileBadStatus(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := runWith(t, nil, "reconcile", "--status", "confirmed")
 	require.Equal(t, 2, code)
-	require.Contains(t, stderr, "must be checking_payment or needs_reconciliation")
+	require.Contains(t, stderr, "must be checking_payment, needs_reconciliation or refund_pending")
 }

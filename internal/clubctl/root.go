@@ -158,6 +158,10 @@ Exit status: 0 on success, 1 when the command failed, 2 when it was called wrong
   # Events of the last two hours again to the analytics consumer
   clubctl replay --consumer analytics --since 2h --dry-run
 
+  # Purchases a person must decide, then one decision
+  clubctl reconcile
+  clubctl reconcile resolve p-4b3a2918 --action release --reason "no payment at the provider, ticket 813"
+
   # 6000 queued, 100/s served, 80/s arriving: when is it drained?
   clubctl capacity --backlog 6000 --arrival 80 --rate 100
 

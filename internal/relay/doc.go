@@ -11,7 +11,8 @@
 // machine execution ([WorkflowStarter]: StartExecution named after the
 // aggregate id, the envelope as input, so purchase.requested starts the
 // purchase saga named after the purchase, and a second start of that name
-// is success); jobs go to the queue of their work class ([JobSender]:
+// is success; [NamedBy] names other workflows, so refund.requested starts
+// <purchase id>-refund); jobs go to the queue of their work class ([JobSender]:
 // export.requested to the exports queue, one SendMessage per row). A row whose
 // kind or type has no route fails with [ErrNoRoute] ("no route for kind …")
 // and stays pending, visible in the oldest-unpublished metric, rather than

@@ -71,8 +71,8 @@ type Wiring struct {
 }
 
 // Wire loads the AWS SDK configuration once and builds the store and a Relay
-// with the deployed routes: events to the topic, workflows (purchase.requested)
-// to the purchase saga, jobs to the queue of their work class
+// with the deployed routes: events to the topic, workflows (purchase.requested,
+// and refund.requested as <purchase id>-refund) to the purchase saga, jobs to the queue of their work class
 // (export.requested to the exports queue). The Relay logs to logger
 // and writes its metrics to metrics, under the dimension Function = function.
 func Wire(ctx context.Context, function string, storeCfg store.Config, routing Routing, logger *slog.Logger, metrics io.Writer) (Wiring, error) {
@@ -92,7 +92,10 @@ func Wire(ctx context.Context, function string, storeCfg store.Config, routing R
 	if err != nil {
 		return Wiring{}, err
 	}
-	workflows, err := NewWorkflowStarter(Workflows{events.TypePurchaseRequested: purchases})
+	workflows, err := NewWorkflowStarter(
+		Workflows{events.TypePurchaseRequested: purchases, events.TypeRefundRequested: purchases},
+		NamedBy(events.TypeRefundRequested, RefundExecution),
+	)
 	if err != nil {
 		return Wiring{}, err
 	}

@@ -104,6 +104,51 @@ func TestWorkflowStarterNamesTheExecutionAfterTheAggregate(t *testing.T) {
 	require.Equal(t, rows[0].EventID, env.EventID)
 }
 
+// refund.requested starts <purchase id>-refund: the refund's own execution,
+// beside the purchase's, with the envelope as input; a republished row
+// starts the same name again.
+func TestWorkflowStarterNamesTheRefundExecution(t *testing.T) {
+	t.Parallel()
+	x := &fakeExecutions{}
+	starter, err := relay.NewWorkflowStarter(
+		relay.Workflows{events.TypePurchaseRequested: x, events.TypeRefundRequested: x},
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution),
+	)
+	require.NoError(t, err)
+	rows := []outbox.Row{purchaseRow(t, "p-1", t0), refundRow(t, "p-1", t0), refundRow(t, "p-1", t0)}
+	msgs := []relay.Message{relay.MessageOf(rows[0]), relay.MessageOf(rows[1]), relay.MessageOf(rows[2])}
+	n, err := starter.Publish(context.Background(), msgs)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, [][2]string{
+		{"p-1", string(rows[0].Payload)},
+		{"p-1-refund", string(rows[1].Payload)},
+		{"p-1-refund", string(rows[2].Payload)},
+	}, x.started())
+
+	// A person's refund after a failed one: an execution of its own.
+	env, err := events.New(events.NewID(), t0, events.RefundRequested{PurchaseID: "p-1", PaymentID: "pay-1", Reason: "resolved", Attempt: 2})
+	require.NoError(t, err)
+	second, err := outbox.NewRow(env, t0)
+	require.NoError(t, err)
+	_, err = starter.Publish(context.Background(), []relay.Message{relay.MessageOf(second)})
+	require.NoError(t, err)
+	require.Equal(t, "p-1-refund-2", x.started()[3][0])
+
+	_, err = relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x},
+		relay.NamedBy(events.TypeRefundRequested, relay.RefundExecution))
+	require.ErrorContains(t, err, "no state machine")
+}
+
+func refundRow(t *testing.T, purchaseID string, at time.Time) outbox.Row {
+	t.Helper()
+	env, err := events.New(events.NewID(), at, events.RefundRequested{PurchaseID: purchaseID, PaymentID: "pay-1", Reason: "late payment"})
+	require.NoError(t, err)
+	r, err := outbox.NewRow(env, at)
+	require.NoError(t, err)
+	return r
+}
+
 func TestWorkflowStarterStopsAtTheFirstFailure(t *testing.T) {
 	t.Parallel()
 	x := &fakeExecutions{failOn: map[string]error{"p-2": errors.New("ThrottlingException")}}
@@ -135,8 +180,7 @@ func TestWorkflowStarterRefusesWhatItCannotName(t *testing.T) {
 	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: x})
 	require.NoError(t, err)
 
-	other := relay.MessageOf(purchaseRow(t, "p-1", t0))
-	other.Type = "refund.requested" // a workflow type this starter has no state machine for
+	other := relay.MessageOf(refundRow(t, "p-1", t0)) // a workflow type this starter has no state machine for
 	n, err := starter.Publish(context.Background(), []relay.Message{other})
 	require.Zero(t, n)
 	require.ErrorIs(t, err, relay.ErrNoRoute)

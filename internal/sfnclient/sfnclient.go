@@ -44,10 +44,7 @@ type Client struct {
 	stateMachineARN string
 }
 
-var (
-	_ purchase.Executions    = (*Client)(nil)
-	_ purchase.TaskCallbacks = (*Client)(nil)
-)
+var _ purchase.TaskCallbacks = (*Client)(nil)
 
 // New returns a Client for the state machine stateMachineARN; the ARN may
 // be empty for a client that only sends task callbacks.

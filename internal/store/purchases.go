@@ -45,6 +45,9 @@ type purchaseItem struct {
 type historyItem struct {
 	Status string `dynamodbav:"status"`
 	At     string `dynamodbav:"at"`
+	// By and Reason: a person's change (clubctl reconcile resolve).
+	By     string `dynamodbav:"by,omitempty"`
+	Reason string `dynamodbav:"reason,omitempty"`
 }
 
 // accessItem is a student's access to an intensive: unique per intensive
@@ -243,12 +246,13 @@ func (s *Purchases) write(ctx context.Context, before, after purchase.Purchase, 
 	effect := purchase.SeatUnchanged
 	if before.Status() != after.Status() {
 		var ok bool
-		if effect, ok = purchase.SeatEffectOf(before.Status(), after.Status()); !ok {
+		if effect, ok = purchase.SeatEffectBetween(before, after); !ok {
 			// The domain refuses these; writing one would break the counters.
 			return &purchase.TransitionError{From: before.Status(), To: after.Status()}
 		}
 	}
-	if effect == purchase.SeatUnchanged {
+	raised := after.Events()
+	if effect == purchase.SeatUnchanged && len(raised) == 0 {
 		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
@@ -260,6 +264,20 @@ func (s *Purchases) write(ctx context.Context, before, after purchase.Purchase, 
 	}
 
 	items := []types.TransactWriteItem{{Put: put}}
+	// The events the change raised (refund.requested) go to the outbox with
+	// it, so whatever the change promises has an owner once it commits.
+	// They come last: the indexes below name the row, seats and access.
+	var outboxItems []types.TransactWriteItem
+	for _, env := range raised {
+		out, err := outboxPut(s.cfg.OutboxTable, env, lastTransition(after))
+		if err != nil {
+			return err
+		}
+		outboxItems = append(outboxItems, types.TransactWriteItem{Put: out})
+	}
+	if effect == purchase.SeatUnchanged {
+		return s.commitUpdate(ctx, append(items, outboxItems...), after)
+	}
 	seats := &types.Update{
 		TableName:                 aws.String(s.cfg.ClubTable),
 		Key:                       itemKey(intensiveKey(after.IntensiveID())),
@@ -289,7 +307,12 @@ func (s *Purchases) write(ctx context.Context, before, after purchase.Purchase, 
 		}})
 	}
 
-	err = s.transact(ctx, items)
+	return s.commitUpdate(ctx, append(items, outboxItems...), after)
+}
+
+// commitUpdate runs the update transaction and classifies its cancellation.
+func (s *Purchases) commitUpdate(ctx context.Context, items []types.TransactWriteItem, after purchase.Purchase) error {
+	err := s.transact(ctx, items)
 	var tc *txCancelled
 	if !errors.As(err, &tc) {
 		return err
@@ -297,10 +320,13 @@ func (s *Purchases) write(ctx context.Context, before, after purchase.Purchase, 
 	switch {
 	case tc.failed(purchaseUpdateRow):
 		return &lostRace{}
-	case tc.failed(purchaseUpdateAccess):
+	case len(items) > purchaseUpdateAccess && items[purchaseUpdateAccess].Put != nil &&
+		aws.ToString(items[purchaseUpdateAccess].Put.TableName) == s.cfg.ClubTable && tc.failed(purchaseUpdateAccess):
 		return purchase.ErrAlreadyHasAccess
-	default:
+	case len(items) > purchaseUpdateSeats && items[purchaseUpdateSeats].Update != nil && tc.failed(purchaseUpdateSeats):
 		return fmt.Errorf("intensive %s has no held seat for purchase %s (invariant broken)", after.IntensiveID(), after.ID())
+	default:
+		return fmt.Errorf("update purchase %s: %w", after.ID(), err)
 	}
 }
 
@@ -313,7 +339,7 @@ func newPurchaseItem(p purchase.Snapshot, version int64) purchaseItem {
 	pk, sk := purchaseKey(p.ID)
 	history := make([]historyItem, len(p.History))
 	for i, h := range p.History {
-		history[i] = historyItem{Status: string(h.Status), At: formatTime(h.At)}
+		history[i] = historyItem{Status: string(h.Status), At: formatTime(h.At), By: h.By, Reason: h.Reason}
 	}
 	return purchaseItem{
 		PK: pk, SK: sk, Entity: "purchase",
@@ -341,7 +367,7 @@ func (it purchaseItem) purchase() (purchase.Purchase, error) {
 		if err != nil {
 			return purchase.Purchase{}, err
 		}
-		history[i] = purchase.HistoryEntry{Status: purchase.Status(h.Status), At: at}
+		history[i] = purchase.HistoryEntry{Status: purchase.Status(h.Status), At: at, By: h.By, Reason: h.Reason}
 	}
 	return purchase.FromSnapshot(purchase.Snapshot{
 		ID: it.PurchaseID, IntensiveID: it.IntensiveID, StudentID: it.StudentID,

@@ -48,9 +48,11 @@
 // saw; whichever comes second completes the wait (SendTaskSuccess or
 // SendTaskFailure), so the order they arrive in does not matter. A late
 // payment (a webhook for an expired purchase) records the refund intent
-// together with the observation and starts a refund execution named after
-// the purchase ([RefundExecutionName]); the student sees refund_pending
-// until the provider confirms.
+// together with the observation and a refund.requested event, which the
+// Store writes to the outbox in the same transaction ([Purchase.Events]):
+// the relay starts the refund execution from it ([RefundExecutionName]);
+// the student sees refund_pending until the provider confirms. A purchase
+// in needs_reconciliation is closed by a person ([Purchase.Resolve]).
 //
 // # Concurrency
 //

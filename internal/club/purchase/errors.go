@@ -62,4 +62,16 @@ var (
 	// ErrPaymentMismatch: a provider notification names a payment other
 	// than the one recorded on the purchase.
 	ErrPaymentMismatch = errors.New("the payment does not belong to this purchase")
+
+	// ErrNotReconcilable: a person's resolution names a purchase that is not
+	// in needs_reconciliation (the saga or a webhook settled it, or another
+	// resolution came first). Nothing changed.
+	ErrNotReconcilable = errors.New("the purchase does not need reconciliation")
+	// ErrContradicted: the resolution contradicts what the provider said
+	// and the purchase recorded (release after a succeeded payment, confirm
+	// without one, refund of a failed one). Refused unless forced.
+	ErrContradicted = errors.New("the provider's recorded answer contradicts this action")
+	// ErrNoHold: confirm or release of a purchase that no longer holds a
+	// seat (it was released when a refund began). Refund it instead.
+	ErrNoHold = errors.New("the purchase holds no seat")
 )

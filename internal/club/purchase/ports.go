@@ -2,8 +2,8 @@ package purchase
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/idempotency"
@@ -50,7 +50,7 @@ type Store interface {
 	// written either. Otherwise the result is written conditionally on the
 	// purchase being unchanged since the read (so on its status being the
 	// one the transition was allowed from), in one transaction with the
-	// seat effect of its status change (SeatEffectOf): SeatReleased gives
+	// seat effect of its status change (SeatEffectBetween): SeatReleased gives
 	// the held seat back, SeatTaken turns it into a taken seat and records
 	// the student's access, failing with ErrAlreadyHasAccess (and writing
 	// nothing) if the student already has it. A lost race re-reads and
@@ -88,28 +88,24 @@ type TaskCallbacks interface {
 	SendTaskFailure(ctx context.Context, token, errorName, cause string) error
 }
 
-// Executions starts executions of the purchase state machine.
-type Executions interface {
-	// StartExecution starts an execution named name with input (JSON). An
-	// execution of that name that already exists (running or closed) is
-	// success: names make starts idempotent.
-	StartExecution(ctx context.Context, name, input string) error
-}
-
 // ExecutionName is the name of a purchase's saga execution. The relay
 // starts it from purchase.requested (whose envelope is the input), so a
 // republished event starts nothing new.
 func ExecutionName(purchaseID string) string { return purchaseID }
 
-// RefundExecutionName is the name of the execution that refunds a late
-// payment; the webhook handler starts it after recording the intent.
+// RefundExecutionName is the name of the execution that refunds a purchase
+// outside its own saga (a late payment, a person's decision): the relay
+// starts it from refund.requested, whose envelope is the input.
 func RefundExecutionName(purchaseID string) string { return purchaseID + "-refund" }
 
-// RefundExecutionInput is the input of that execution: it enters the state
-// machine at its refund branch.
-func RefundExecutionInput(purchaseID string) string {
-	b, _ := json.Marshal(map[string]string{"purchase_id": purchaseID, "start": "refund"}) // strings always encode
-	return string(b)
+// RefundRequestExecutionName is the execution a refund.requested row starts:
+// RefundExecutionName for the purchase's first refund intent, and
+// <id>-refund-<n> for the n-th (execution names cannot be reused).
+func RefundRequestExecutionName(r events.RefundRequested) string {
+	if r.Attempt <= 1 {
+		return RefundExecutionName(r.PurchaseID)
+	}
+	return fmt.Sprintf("%s-%d", RefundExecutionName(r.PurchaseID), r.Attempt)
 }
 
 // Names of the errors a webhook sends into the saga with SendTaskFailure;

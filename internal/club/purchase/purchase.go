@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club"
 )
 
@@ -25,6 +26,10 @@ func (s ProviderStatus) Final() bool { return s == ProviderSucceeded || s == Pro
 type HistoryEntry struct {
 	Status Status
 	At     time.Time
+	// By and Reason are set when a person made the change (clubctl
+	// reconcile resolve): who, and why.
+	By     string
+	Reason string
 }
 
 // PaymentKey is the idempotency key of the purchase's payment request. It is
@@ -61,6 +66,10 @@ type Purchase struct {
 	taskToken string
 	note      string
 	history   []HistoryEntry
+
+	// outbox holds the events a change raised, for the Store to write in
+	// the same transaction as the change; never stored on the row.
+	outbox []events.Envelope
 }
 
 // New returns a reserved purchase of a seat of in, holding it until now +
@@ -119,6 +128,34 @@ func (p Purchase) RefundKey() string  { return RefundKey(p.id) }
 // HoldExpired reports whether the hold deadline has passed at now.
 func (p Purchase) HoldExpired(now time.Time) bool { return !now.Before(p.holdExpiresAt) }
 
+// PaymentRequestCutoff is when the saga stops asking a silent provider for
+// the payment: a tenth of the hold before its deadline, so that a checkout
+// URL the provider gives at the last moment still leaves the student time to
+// pay. Past it, the purchase expires.
+func (p Purchase) PaymentRequestCutoff() time.Time {
+	return p.holdExpiresAt.Add(-p.holdExpiresAt.Sub(p.createdAt) / 10)
+}
+
+// HoldsSeat reports whether the purchase holds a seat of the intensive (a
+// held seat, not a taken one). needs_reconciliation keeps what the status
+// before it had.
+func (p Purchase) HoldsSeat() bool {
+	s := p.status
+	if s == StatusNeedsReconciliation {
+		s = p.previousStatus()
+	}
+	return seatAccounting[s] == seatHeld
+}
+
+// previousStatus is the status before the current one (empty for a new
+// purchase).
+func (p Purchase) previousStatus() Status {
+	if len(p.history) < 2 {
+		return ""
+	}
+	return p.history[len(p.history)-2].Status
+}
+
 // VisibleTo reports whether a user may see the purchase: only its student.
 func (p Purchase) VisibleTo(userID string) bool { return userID != "" && userID == p.studentID }
 
@@ -161,11 +198,25 @@ func (p *Purchase) observePayment(s ProviderStatus) {
 	}
 }
 
-// RecordPayment: the provider created the payment (reserved →
-// payment_pending).
+// AwaitProvider: the provider has not answered the request for a payment
+// (reserved → awaiting_provider; a repeat keeps the status). note says what
+// the last attempt saw.
+func (p *Purchase) AwaitProvider(note string, at time.Time) error {
+	if err := p.moveTo(StatusAwaitingProvider, at); err != nil {
+		return err
+	}
+	p.note = note
+	return nil
+}
+
+// RecordPayment: the provider created the payment (reserved or
+// awaiting_provider → payment_pending).
 func (p *Purchase) RecordPayment(paymentID, checkoutURL string, status ProviderStatus, at time.Time) error {
 	if err := p.adoptPayment(paymentID); err != nil {
 		return err
+	}
+	if p.status == StatusAwaitingProvider {
+		p.note = ""
 	}
 	if err := p.moveTo(StatusPaymentPending, at); err != nil {
 		return err
@@ -235,10 +286,28 @@ func (p *Purchase) Expire(note string, at time.Time) error {
 	return nil
 }
 
+// Events returns the events the changes made to p raised: the Store writes
+// them to the outbox in the same transaction as the purchase.
+func (p Purchase) Events() []events.Envelope { return slices.Clone(p.outbox) }
+
+// requestRefund raises refund.requested, so that the refund execution has
+// an owner from the moment refund_pending is written: the relay (or, if it
+// fails, the sweeper) starts <id>-refund from the outbox row.
+func (p *Purchase) requestRefund(reason string, at time.Time) error {
+	env, err := events.New(events.NewID(), at, events.RefundRequested{
+		PurchaseID: p.id, PaymentID: p.paymentID, Reason: reason, Attempt: p.RefundAttempt(),
+	})
+	if err != nil {
+		return fmt.Errorf("purchase %s: %w", p.id, err)
+	}
+	p.outbox = append(p.outbox, env)
+	return nil
+}
+
 // BeginRefund records the refund intent (→ refund_pending). From expired it
 // is a late payment, and the seat counters stay as they are; from
-// payment_pending or checking_payment the paid purchase could not be granted
-// access, and the hold is released. It needs a payment observed as
+// awaiting_provider, payment_pending or checking_payment the paid purchase
+// could not be granted access, and the hold is released. It needs a payment observed as
 // succeeded: only money received is refunded.
 func (p *Purchase) BeginRefund(note string, at time.Time) error {
 	if p.status == StatusRefundPending {
@@ -253,6 +322,10 @@ func (p *Purchase) BeginRefund(note string, at time.Time) error {
 	}
 	p.latePayment = late
 	p.note = note
+	if late {
+		// No execution runs for an expired purchase: the refund needs one.
+		return p.requestRefund(note, at)
+	}
 	return nil
 }
 
@@ -302,6 +375,112 @@ func (p *Purchase) NeedReconciliation(note string, at time.Time) error {
 	}
 	p.note = note
 	return nil
+}
+
+// Action is what a person decides for a purchase in needs_reconciliation.
+type Action string
+
+// The actions of clubctl reconcile resolve.
+const (
+	// ActionConfirm grants access: the held seat becomes taken (→ confirmed).
+	ActionConfirm Action = "confirm"
+	// ActionRelease frees the held seat: no money was taken (→ expired).
+	ActionRelease Action = "release"
+	// ActionRefund gives the money back: the hold, if any, is released and
+	// a refund execution starts from a refund.requested row (→
+	// refund_pending, then refunded).
+	ActionRefund Action = "refund"
+)
+
+// Actions lists the actions.
+func Actions() []Action { return []Action{ActionConfirm, ActionRelease, ActionRefund} }
+
+// Resolution is a person's decision for a purchase in needs_reconciliation.
+type Resolution struct {
+	Action Action
+	// By is who decided (the operator's identity); Reason why. Both are
+	// required and recorded in the history.
+	By, Reason string
+	// Force overrides ErrContradicted: the person knows better than the
+	// recorded answer (they asked the provider's dashboard, say).
+	Force bool
+}
+
+// Resolve applies a person's decision to a purchase in needs_reconciliation,
+// with the seat effect the decision means (SeatEffectBetween) and a history
+// entry naming the person and the reason. Repeating the same resolution is a
+// no-op. Errors: ErrNotReconcilable, ErrContradicted (unless r.Force),
+// ErrNoHold (confirm, or release, without a held seat), or a validation
+// error for a missing person, reason or unknown action.
+func (p *Purchase) Resolve(r Resolution, at time.Time) error {
+	to, ok := map[Action]Status{ActionConfirm: StatusConfirmed, ActionRelease: StatusExpired, ActionRefund: StatusRefundPending}[r.Action]
+	switch {
+	case !ok:
+		return fmt.Errorf("purchase %s: action %q is not one of confirm, release, refund", p.id, r.Action)
+	case r.By == "" || r.Reason == "":
+		return fmt.Errorf("purchase %s: a resolution needs who decided and why", p.id)
+	}
+	if p.status == to && len(p.history) > 0 {
+		if last := p.history[len(p.history)-1]; last.By == r.By && last.Reason == r.Reason {
+			return nil // the same resolution again
+		}
+	}
+	if p.status != StatusNeedsReconciliation {
+		return fmt.Errorf("purchase %s is %s: %w", p.id, p.status, ErrNotReconcilable)
+	}
+	if err := p.contradiction(r.Action); err != nil && !r.Force {
+		return fmt.Errorf("purchase %s: %s: %w (--force to override)", p.id, err, ErrContradicted)
+	}
+	if r.Action != ActionRefund && !p.HoldsSeat() && (r.Action == ActionConfirm || p.paymentStatus == ProviderSucceeded) {
+		return fmt.Errorf("purchase %s: %w: it was released when its refund began; refund it instead", p.id, ErrNoHold)
+	}
+	if r.Action == ActionRefund && p.paymentID == "" {
+		return fmt.Errorf("purchase %s: no payment was recorded, there is nothing to refund: %w", p.id, ErrContradicted)
+	}
+	if err := p.moveTo(to, at); err != nil {
+		return err
+	}
+	last := &p.history[len(p.history)-1]
+	last.By, last.Reason = r.By, r.Reason
+	p.note = fmt.Sprintf("resolved by %s (%s): %s", r.By, r.Action, r.Reason)
+	if r.Action == ActionRefund {
+		p.latePayment = false
+		// The outbox carries no personal data: who decided and why stay on
+		// the purchase's history.
+		return p.requestRefund("a person's decision (clubctl reconcile resolve)", at)
+	}
+	return nil
+}
+
+// contradiction says why the provider's recorded answer contradicts an
+// action, or nil.
+func (p Purchase) contradiction(a Action) error {
+	recorded := p.paymentStatus
+	if recorded == "" {
+		recorded = "none"
+	}
+	switch {
+	case a == ActionConfirm && p.paymentStatus != ProviderSucceeded:
+		return fmt.Errorf("confirm grants access for money taken, and the recorded payment status is %s", recorded)
+	case a == ActionRelease && p.paymentStatus == ProviderSucceeded:
+		return fmt.Errorf("release keeps no money, and the recorded payment %s succeeded: confirm or refund", p.paymentID)
+	case a == ActionRefund && p.paymentStatus == ProviderFailed:
+		return fmt.Errorf("refund returns money taken, and the recorded payment %s failed", p.paymentID)
+	}
+	return nil
+}
+
+// RefundAttempt is how many refund intents the purchase has recorded: the
+// first refund execution is <id>-refund, a later one (a person's refund
+// after a failed one) <id>-refund-<n>, as execution names cannot be reused.
+func (p Purchase) RefundAttempt() int {
+	n := 0
+	for _, h := range p.history {
+		if h.Status == StatusRefundPending {
+			n++
+		}
+	}
+	return n
 }
 
 // Snapshot is the stored form of a purchase.
@@ -356,6 +535,6 @@ func (p Purchase) Equal(q Purchase) bool {
 		p.refundID == q.refundID && p.refundStatus == q.refundStatus && p.latePayment == q.latePayment &&
 		p.taskToken == q.taskToken && p.note == q.note &&
 		slices.EqualFunc(p.history, q.history, func(a, b HistoryEntry) bool {
-			return a.Status == b.Status && a.At.Equal(b.At)
+			return a.Status == b.Status && a.At.Equal(b.At) && a.By == b.By && a.Reason == b.Reason
 		})
 }

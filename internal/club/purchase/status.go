@@ -15,6 +15,12 @@ const (
 	// StatusReserved: a seat is held until the hold deadline; no payment
 	// has been requested yet.
 	StatusReserved Status = "reserved"
+	// StatusAwaitingProvider: the seat is held, and the payment provider has
+	// not answered the request for a payment (a timeout, a 5xx, a 429). The
+	// saga keeps asking with the same key, with bounded backoff, until a
+	// margin before the hold deadline (PaymentRequestCutoff); no checkout
+	// URL has been shown yet.
+	StatusAwaitingProvider Status = "awaiting_provider"
 	// StatusPaymentPending: the provider has a payment for the purchase and
 	// the saga waits for its webhook, at most until the hold deadline.
 	StatusPaymentPending Status = "payment_pending"
@@ -40,7 +46,7 @@ const (
 // Statuses lists every status, in the order of the happy path first.
 func Statuses() []Status {
 	return []Status{
-		StatusReserved, StatusPaymentPending, StatusCheckingPayment, StatusConfirmed,
+		StatusReserved, StatusAwaitingProvider, StatusPaymentPending, StatusCheckingPayment, StatusConfirmed,
 		StatusExpired, StatusRefundPending, StatusRefunded, StatusNeedsReconciliation,
 	}
 }
@@ -84,6 +90,16 @@ type edge struct{ from, to Status }
 // any pair not listed is refused. Why each edge exists:
 //
 //   - reserved → payment_pending: the provider created the payment.
+//   - reserved → awaiting_provider: the provider did not answer the request
+//     for a payment; the saga keeps asking, the hold is kept.
+//   - awaiting_provider → payment_pending: the provider answered at last.
+//   - awaiting_provider → expired: still no answer a margin before the hold
+//     deadline; no checkout URL was ever shown, so the hold is released.
+//   - awaiting_provider → confirmed | refund_pending: a succeeded payment was
+//     observed (a webhook) while the provider did not answer the saga, and
+//     the saga grants access (or refunds, if access cannot be granted)
+//     instead of expiring a purchase whose money came while its seat was
+//     held.
 //   - reserved → expired: the hold ran out before a payment could be
 //     requested, or the provider refused to create one.
 //   - payment_pending → confirmed: the webhook said succeeded, access granted.
@@ -103,29 +119,43 @@ type edge struct{ from, to Status }
 //     person decides.
 //   - needs_reconciliation → refunded: a refund the saga gave up waiting
 //     for was confirmed by the provider after all.
+//   - needs_reconciliation → confirmed | expired | refund_pending: a person
+//     resolved the purchase (clubctl reconcile resolve: confirm, release,
+//     refund). The seat effect depends on whether the purchase still holds
+//     its seat (SeatEffectBetween): confirm and release need the hold.
 var transitions = map[edge]SeatEffect{
-	{StatusReserved, StatusPaymentPending}:             SeatUnchanged,
-	{StatusReserved, StatusExpired}:                    SeatReleased,
-	{StatusReserved, StatusNeedsReconciliation}:        SeatUnchanged,
-	{StatusPaymentPending, StatusConfirmed}:            SeatTaken,
-	{StatusPaymentPending, StatusCheckingPayment}:      SeatUnchanged,
-	{StatusPaymentPending, StatusExpired}:              SeatReleased,
-	{StatusPaymentPending, StatusRefundPending}:        SeatReleased,
-	{StatusPaymentPending, StatusNeedsReconciliation}:  SeatUnchanged,
-	{StatusCheckingPayment, StatusConfirmed}:           SeatTaken,
-	{StatusCheckingPayment, StatusExpired}:             SeatReleased,
-	{StatusCheckingPayment, StatusRefundPending}:       SeatReleased,
-	{StatusCheckingPayment, StatusNeedsReconciliation}: SeatUnchanged,
-	{StatusExpired, StatusRefundPending}:               SeatUnchanged,
-	{StatusRefundPending, StatusRefunded}:              SeatUnchanged,
-	{StatusRefundPending, StatusNeedsReconciliation}:   SeatUnchanged,
-	{StatusNeedsReconciliation, StatusRefunded}:        SeatUnchanged,
+	{StatusReserved, StatusPaymentPending}:              SeatUnchanged,
+	{StatusReserved, StatusExpired}:                     SeatReleased,
+	{StatusReserved, StatusNeedsReconciliation}:         SeatUnchanged,
+	{StatusReserved, StatusAwaitingProvider}:            SeatUnchanged,
+	{StatusAwaitingProvider, StatusPaymentPending}:      SeatUnchanged,
+	{StatusAwaitingProvider, StatusExpired}:             SeatReleased,
+	{StatusAwaitingProvider, StatusNeedsReconciliation}: SeatUnchanged,
+	{StatusAwaitingProvider, StatusConfirmed}:           SeatTaken,
+	{StatusAwaitingProvider, StatusRefundPending}:       SeatReleased,
+	{StatusPaymentPending, StatusConfirmed}:             SeatTaken,
+	{StatusPaymentPending, StatusCheckingPayment}:       SeatUnchanged,
+	{StatusPaymentPending, StatusExpired}:               SeatReleased,
+	{StatusPaymentPending, StatusRefundPending}:         SeatReleased,
+	{StatusPaymentPending, StatusNeedsReconciliation}:   SeatUnchanged,
+	{StatusCheckingPayment, StatusConfirmed}:            SeatTaken,
+	{StatusCheckingPayment, StatusExpired}:              SeatReleased,
+	{StatusCheckingPayment, StatusRefundPending}:        SeatReleased,
+	{StatusCheckingPayment, StatusNeedsReconciliation}:  SeatUnchanged,
+	{StatusExpired, StatusRefundPending}:                SeatUnchanged,
+	{StatusRefundPending, StatusRefunded}:               SeatUnchanged,
+	{StatusRefundPending, StatusNeedsReconciliation}:    SeatUnchanged,
+	{StatusNeedsReconciliation, StatusRefunded}:         SeatUnchanged,
+	{StatusNeedsReconciliation, StatusConfirmed}:        SeatTaken,
+	{StatusNeedsReconciliation, StatusExpired}:          SeatReleased,
+	{StatusNeedsReconciliation, StatusRefundPending}:    SeatReleased,
 }
 
 // seatAccounting says whether a purchase in a status holds a seat: the
 // invariant the transition table keeps (tested on its own).
 var seatAccounting = map[Status]seatUse{
 	StatusReserved:            seatHeld,
+	StatusAwaitingProvider:    seatHeld,
 	StatusPaymentPending:      seatHeld,
 	StatusCheckingPayment:     seatHeld,
 	StatusConfirmed:           seatOwned,
@@ -159,6 +189,23 @@ func CanTransition(from, to Status) bool {
 func SeatEffectOf(from, to Status) (SeatEffect, bool) {
 	e, ok := transitions[edge{from, to}]
 	return e, ok
+}
+
+// SeatEffectBetween is the seat effect of a stored change from before to
+// after, what a Store applies with it; false if the transition is not
+// allowed. It is SeatEffectOf, except out of needs_reconciliation, which
+// keeps whatever the purchase had: a purchase that no longer holds a seat
+// (it came from refund_pending) releases nothing, and cannot take a seat
+// it does not hold.
+func SeatEffectBetween(before, after Purchase) (SeatEffect, bool) {
+	e, ok := SeatEffectOf(before.status, after.status)
+	if !ok || before.status != StatusNeedsReconciliation || before.HoldsSeat() {
+		return e, ok
+	}
+	if e == SeatTaken {
+		return SeatUnchanged, false
+	}
+	return SeatUnchanged, true
 }
 
 // Final reports whether no transition leaves s.

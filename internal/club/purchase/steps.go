@@ -107,7 +107,7 @@ func (s *Steps) RequestPayment(ctx context.Context, id string) (PaymentRequested
 	switch p.Status() {
 	case StatusPaymentPending:
 		return s.paymentRequested(p), nil
-	case StatusReserved:
+	case StatusReserved, StatusAwaitingProvider:
 	default:
 		return PaymentRequested{}, fmt.Errorf("request payment %s: purchase is %s: %w", id, p.Status(), ErrStaleStep)
 	}
@@ -127,6 +127,68 @@ func (s *Steps) RequestPayment(ctx context.Context, id string) (PaymentRequested
 		return PaymentRequested{}, stale(fmt.Errorf("request payment %s: record: %w", id, err))
 	}
 	return s.paymentRequested(stored), nil
+}
+
+// ProviderWait is the result of WaitForProvider: how long the saga waits
+// before it asks again, and how many times it has waited.
+type ProviderWait struct {
+	Attempt     int   `json:"attempt"`
+	WaitSeconds int64 `json:"wait_seconds"`
+}
+
+// Bounds of the backoff between requests to a silent provider; see
+// providerDelay.
+const (
+	minProviderDelay = time.Second
+	maxProviderDelay = time.Minute
+)
+
+// providerDelay is the wait before the attempt-th repeat of a payment
+// request: doubling from a fifteenth of the cap, capped at a thirtieth of
+// the hold (30 s for the default 15-minute hold), never below a second nor
+// above a minute.
+func providerDelay(hold time.Duration, attempt int) time.Duration {
+	ceiling := min(max(hold/30, minProviderDelay), maxProviderDelay)
+	d := max(ceiling/15, minProviderDelay)
+	for range min(attempt, 16) {
+		d *= 2
+	}
+	return min(d, ceiling)
+}
+
+// WaitForProvider runs after a request for the payment got no answer
+// (cause says what it got): the purchase shows awaiting_provider and the
+// saga is told how long to wait before asking again with the same key, never
+// past the purchase's PaymentRequestCutoff. At or past the cutoff it returns
+// ErrHoldExpired: nobody was shown a checkout URL, so nobody can have paid,
+// and the saga expires the purchase (a payment made anyway is a late
+// payment and is refunded). ErrStaleStep unless reserved or
+// awaiting_provider.
+func (s *Steps) WaitForProvider(ctx context.Context, id string, attempt int, cause string) (ProviderWait, error) {
+	now := s.now()
+	var cutoff time.Time
+	var hold time.Duration
+	_, err := s.store.Update(ctx, id, func(p *Purchase) error {
+		if p.Status() != StatusReserved && p.Status() != StatusAwaitingProvider {
+			return fmt.Errorf("purchase is %s: %w", p.Status(), ErrStaleStep)
+		}
+		cutoff, hold = p.PaymentRequestCutoff(), p.HoldExpiresAt().Sub(p.CreatedAt())
+		if !now.Before(cutoff) {
+			return fmt.Errorf("the payment provider did not answer by %s, a tenth of the hold before its deadline: %w",
+				cutoff.Format(time.RFC3339), ErrHoldExpired)
+		}
+		note := "waiting for the payment provider to answer"
+		if cause != "" {
+			note += " (" + cause + ")"
+		}
+		return p.AwaitProvider(note, now)
+	})
+	if err != nil {
+		return ProviderWait{}, stale(fmt.Errorf("wait for provider %s: %w", id, err))
+	}
+	d := min(providerDelay(hold, attempt), cutoff.Sub(now))
+	secs := int64((d + time.Second - 1) / time.Second)
+	return ProviderWait{Attempt: attempt + 1, WaitSeconds: max(secs, 1)}, nil
 }
 
 func (s *Steps) paymentRequested(p Purchase) PaymentRequested {

@@ -55,7 +55,8 @@ const (
 	// the saga will act on it (it was not waiting, or its wait had ended).
 	OutcomeRecorded WebhookOutcome = "recorded"
 	// OutcomeLatePayment: a payment for an expired purchase: the refund
-	// intent was recorded and the refund execution started.
+	// intent was recorded with the refund.requested outbox row that starts
+	// the refund execution.
 	OutcomeLatePayment WebhookOutcome = "late_payment_refund"
 	// OutcomeRefunded: the provider confirmed the refund.
 	OutcomeRefunded WebhookOutcome = "refunded"
@@ -80,10 +81,9 @@ type WebhooksDeps struct {
 	Secret []byte
 	// Tolerance is how old a signature may be; webhooksig.DefaultTolerance
 	// (5 minutes) if zero.
-	Tolerance  time.Duration
-	Store      Store
-	Callbacks  TaskCallbacks
-	Executions Executions
+	Tolerance time.Duration
+	Store     Store
+	Callbacks TaskCallbacks
 	// Now defaults to the wall clock.
 	Now func() time.Time
 }
@@ -92,18 +92,17 @@ type WebhooksDeps struct {
 // changes a purchase only through Store.Update, so each notification is
 // applied atomically and idempotently: a duplicate (same event_id, or the
 // same news in another event) finds the purchase already where it would
-// take it and changes nothing; its follow-up calls (a task callback, the
-// start of the refund execution) are safe to repeat. Handle answers an error
+// take it and changes nothing; its follow-up call (a task callback) is safe
+// to repeat. Handle answers an error
 // only when the provider should retry (an infrastructure failure) or when
 // the request is not an authentic event about one of our payments. Webhooks
 // is safe for concurrent use.
 type Webhooks struct {
-	secret     []byte
-	tolerance  time.Duration
-	store      Store
-	callbacks  TaskCallbacks
-	executions Executions
-	now        func() time.Time
+	secret    []byte
+	tolerance time.Duration
+	store     Store
+	callbacks TaskCallbacks
+	now       func() time.Time
 }
 
 // NewWebhooks checks d and returns Webhooks.
@@ -118,13 +117,10 @@ func NewWebhooks(d WebhooksDeps) (*Webhooks, error) {
 	if d.Callbacks == nil {
 		errs = append(errs, errors.New("purchase webhooks: Callbacks is required"))
 	}
-	if d.Executions == nil {
-		errs = append(errs, errors.New("purchase webhooks: Executions is required"))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	w := &Webhooks{secret: d.Secret, tolerance: d.Tolerance, store: d.Store, callbacks: d.Callbacks, executions: d.Executions, now: d.Now}
+	w := &Webhooks{secret: d.Secret, tolerance: d.Tolerance, store: d.Store, callbacks: d.Callbacks, now: d.Now}
 	if w.now == nil {
 		w.now = func() time.Time { return time.Now().UTC() }
 	}
@@ -141,10 +137,10 @@ func NewWebhooks(d WebhooksDeps) (*Webhooks, error) {
 //   - payment.succeeded: recorded on the purchase. If the saga waits for it
 //     (payment_pending with a stored token), SendTaskSuccess completes the
 //     wait. If the purchase expired, it is a late payment: the refund
-//     intent is recorded with the observation, atomically (expired →
-//     refund_pending, seat counters unchanged), and the refund execution is
-//     started (idempotent by name; a retried webhook starts it if a crash
-//     came between the two).
+//     intent is recorded with the observation and a refund.requested outbox
+//     row, in one transaction (expired → refund_pending, seat counters
+//     unchanged): the relay, or the sweeper if the relay fails, starts the
+//     refund execution <id>-refund from that row.
 //   - payment.failed: recorded; a waiting saga gets SendTaskFailure
 //     (PaymentFailed) and expires the purchase.
 //   - refund.succeeded: the refund is recorded and the purchase refunded.
@@ -248,15 +244,10 @@ func (w *Webhooks) payment(ctx context.Context, res WebhookResult) (WebhookResul
 		default:
 			res.Outcome = OutcomeCallbackSent
 		}
-	case after.Status() == StatusRefundPending && after.LatePayment() && status == ProviderSucceeded:
-		// Also on a duplicate: if a crash came between the intent and the
-		// start, the provider's retry starts the execution now.
-		if err := w.executions.StartExecution(ctx, RefundExecutionName(after.ID()), RefundExecutionInput(after.ID())); err != nil {
-			return res, fmt.Errorf("event %s: start the refund of late payment %s: %w", ev.EventID, ev.PaymentID, err)
-		}
-		if before.Status() == StatusExpired {
-			res.Outcome = OutcomeLatePayment
-		}
+	case after.Status() == StatusRefundPending && before.Status() == StatusExpired:
+		// The refund.requested row committed with the intent: the relay
+		// owns starting the refund from here.
+		res.Outcome = OutcomeLatePayment
 	}
 	return res, nil
 }

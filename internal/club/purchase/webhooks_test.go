@@ -3,13 +3,13 @@ package purchase_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/club/purchase/purchasetest"
@@ -61,34 +61,11 @@ func (c *callbacks) SendTaskFailure(_ context.Context, token, errorName, _ strin
 	return nil
 }
 
-// executions records starts; fail, while set, makes them fail.
-type executions struct {
-	mu     sync.Mutex
-	fail   error
-	starts map[string]string // name → input
-	calls  int
-}
-
-func (x *executions) StartExecution(_ context.Context, name, input string) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.calls++
-	if x.fail != nil {
-		return x.fail
-	}
-	if x.starts == nil {
-		x.starts = map[string]string{}
-	}
-	x.starts[name] = input
-	return nil
-}
-
 type webhookFixture struct {
 	*purchasetest.Fixture
-	mem   *purchasetest.Memory
-	cb    *callbacks
-	execs *executions
-	wh    *purchase.Webhooks
+	mem *purchasetest.Memory
+	cb  *callbacks
+	wh  *purchase.Webhooks
 }
 
 func setupWebhooks(t *testing.T) *webhookFixture {
@@ -97,9 +74,9 @@ func setupWebhooks(t *testing.T) *webhookFixture {
 	f := purchasetest.Setup(t, func(*testing.T) purchasetest.Ports {
 		return purchasetest.Ports{Intensives: mem.Intensives(), Purchases: mem, Idempotency: mem.Idempotency(), Outbox: mem}
 	})
-	w := &webhookFixture{Fixture: f, mem: mem, cb: &callbacks{}, execs: &executions{}}
+	w := &webhookFixture{Fixture: f, mem: mem, cb: &callbacks{}}
 	wh, err := purchase.NewWebhooks(purchase.WebhooksDeps{
-		Secret: secret, Store: mem, Callbacks: w.cb, Executions: w.execs, Now: f.Now,
+		Secret: secret, Store: mem, Callbacks: w.cb, Now: f.Now,
 	})
 	require.NoError(t, err)
 	w.wh = wh
@@ -237,10 +214,9 @@ func TestWebhookBeforeTheToken(t *testing.T) {
 	require.Equal(t, []string{"tok-9"}, w.cb.success, "the second to arrive sends the callback")
 }
 
-// A late payment records the refund intent with the observation and starts
-// the refund execution; the seat counters do not move; repeats start the
-// same execution again (idempotent by name), and a failed start is retried
-// by the provider's next delivery.
+// A late payment records the refund intent with the observation and a
+// refund.requested outbox row, in one write; the seat counters do not move;
+// repeats change nothing and write no second row.
 func TestWebhookLatePayment(t *testing.T) {
 	t.Parallel()
 	w := setupWebhooks(t)
@@ -249,21 +225,30 @@ func TestWebhookLatePayment(t *testing.T) {
 	seats := [3]int{}
 	seats[0], seats[1], seats[2] = w.Seats(p.IntensiveID())
 
-	w.execs.fail = errors.New("throttled")
-	_, err := w.deliver(paid(p))
-	require.Error(t, err, "the provider will retry")
-	require.Equal(t, purchase.StatusRefundPending, w.Purchase(p.ID()).Status(), "the intent is recorded first")
-
-	w.execs.fail = nil
 	res, err := w.deliver(paid(p))
 	require.NoError(t, err)
-	require.Equal(t, purchase.OutcomeUnchanged, res.Outcome, "the intent was already recorded")
-	res, err = w.deliver(paid(p))
+	require.Equal(t, purchase.OutcomeLatePayment, res.Outcome)
+	require.Equal(t, purchase.StatusRefundPending, w.Purchase(p.ID()).Status())
+	for range 2 {
+		res, err = w.deliver(paid(p))
+		require.NoError(t, err)
+		require.Equal(t, purchase.OutcomeUnchanged, res.Outcome, "the intent was already recorded")
+	}
+	rows, err := w.mem.Unpublished(context.Background(), w.Now().Add(time.Hour), 100)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{
-		purchase.RefundExecutionName(p.ID()): purchase.RefundExecutionInput(p.ID()),
-	}, w.execs.starts)
-	require.Equal(t, 3, w.execs.calls)
+	var refunds []events.RefundRequested
+	for _, r := range rows {
+		if r.Type == events.TypeRefundRequested && r.AggregateID == p.ID() {
+			env, err := events.Decode(r.Payload)
+			require.NoError(t, err)
+			rr, err := env.RefundRequested()
+			require.NoError(t, err)
+			refunds = append(refunds, rr)
+		}
+	}
+	require.Len(t, refunds, 1, "one refund.requested row: the relay starts the refund execution from it")
+	require.Equal(t, "pay_1", refunds[0].PaymentID)
+	require.Contains(t, refunds[0].Reason, "late payment")
 
 	got := w.Purchase(p.ID())
 	require.True(t, got.LatePayment())
@@ -286,9 +271,8 @@ func TestWebhookLatePayment(t *testing.T) {
 	require.ErrorIs(t, err, purchase.ErrUnknownPayment, "one key, one refund")
 }
 
-func TestRefundExecutionInput(t *testing.T) {
+func TestExecutionNames(t *testing.T) {
 	t.Parallel()
-	require.JSONEq(t, `{"purchase_id":"p-1","start":"refund"}`, purchase.RefundExecutionInput("p-1"))
 	require.Equal(t, "p-1-refund", purchase.RefundExecutionName("p-1"))
 	require.Equal(t, "p-1", purchase.ExecutionName("p-1"))
 }

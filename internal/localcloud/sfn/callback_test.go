@@ -119,8 +119,8 @@ const heartbeatDefinition = `{
   }
 }`
 
-// A callback task that never heartbeats fails with States.HeartbeatTimeout
-// after HeartbeatSeconds.
+// A callback task that never heartbeats fails after HeartbeatSeconds with
+// States.Timeout, the name AWS reports for a missed heartbeat.
 func TestHeartbeatlessCallbackTimesOut(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -129,13 +129,13 @@ func TestHeartbeatlessCallbackTimesOut(t *testing.T) {
 	arn := e.start(e.create("hb", heartbeatDefinition), `{}`)
 	x := e.wait(arn)
 	require.Equal(t, sfn.StatusFailed, x.Status)
-	require.Equal(t, "States.HeartbeatTimeout", x.Error)
+	require.Equal(t, "States.Timeout", x.Error)
 	require.Equal(t, time.Minute, x.StopDate.Sub(x.StartDate))
 	h, err := e.svc.GetExecutionHistory(context.Background(), arn)
 	require.NoError(t, err)
 	timedOut := h[len(h)-2]
 	require.Equal(t, sfn.EventTaskTimedOut, timedOut.Type)
-	require.Equal(t, "States.HeartbeatTimeout", timedOut.Details.Error)
+	require.Equal(t, "States.Timeout", timedOut.Details.Error)
 	require.Equal(t, "lambda", timedOut.Details.ResourceType)
 	require.Equal(t, "invoke.waitForTaskToken", timedOut.Details.Resource)
 }

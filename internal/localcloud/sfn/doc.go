@@ -48,8 +48,11 @@
 // Errors are matched as AWS documents: States.ALL matches everything but
 // States.Runtime (never retried nor caught) and States.DataLimitExceeded;
 // States.TaskFailed matches everything but those and the timeouts;
-// States.Timeout also matches States.HeartbeatTimeout. The error output a
-// catcher receives is {"Error", "Cause"}, Cause omitted when empty.
+// States.Timeout also matches States.HeartbeatTimeout. A task that misses
+// its heartbeat fails, as on AWS, with States.Timeout (in its TaskTimedOut
+// event, a catcher's output and the execution's error); ErrorEquals
+// ["States.HeartbeatTimeout"] matches it too, and only it. The error output
+// a catcher receives is {"Error", "Cause"}, Cause omitted when empty.
 //
 // Time comes from a clock.Clock. With a *clock.Virtual the executor reports
 // when it is busy, so AutoAdvance skips to the next timer as soon as every

@@ -356,7 +356,7 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 			r.recordFailure(c)
 			return nil, "", err
 		}
-		if i := matchRetrier(st.Retry, err.Name); i >= 0 && counts[i] < st.Retry[i].MaxAttempts {
+		if i := matchRetrier(st.Retry, err); i >= 0 && counts[i] < st.Retry[i].MaxAttempts {
 			c.failed = nil // a retried attempt has no failed event
 			rt := st.Retry[i]
 			d := rt.Delay(counts[i])
@@ -377,9 +377,9 @@ func (r *runner) withRetry(c *stateRun, input any, attempt attemptFunc) (any, st
 
 // matchRetrier returns the first retrier whose ErrorEquals matches, even if
 // it is exhausted: retriers after it are not consulted (ASL spec).
-func matchRetrier(retriers []*asl.Retrier, name string) int {
+func matchRetrier(retriers []*asl.Retrier, err *asl.Error) int {
 	for i, rt := range retriers {
-		if asl.Matches(rt.ErrorEquals, name) {
+		if err.MatchedBy(rt.ErrorEquals) {
 			return i
 		}
 	}
@@ -391,7 +391,7 @@ func (r *runner) catch(st *asl.State, input any, err *asl.Error) (any, string, *
 		return nil, "", err
 	}
 	for _, cat := range st.Catch {
-		if !asl.Matches(cat.ErrorEquals, err.Name) {
+		if !err.MatchedBy(cat.ErrorEquals) {
 			continue
 		}
 		errOut := map[string]any{"Error": err.Name}

@@ -183,14 +183,16 @@ func (r *runner) task(c *stateRun, input any) (any, *asl.Error) {
 			if callback && !svc.tokens.close(c.token) {
 				continue // the callback won the race; its message is queued
 			}
-			name := asl.ErrTimeout
+			// AWS reports a missed heartbeat as States.Timeout, like the
+			// task's own timeout; only ErrorEquals tells them apart.
+			e := &asl.Error{Name: asl.ErrTimeout}
 			if m.kind == wakeHeartbeatTimer {
-				name = asl.ErrHeartbeatTimeout
+				e = asl.HeartbeatTimeout()
 			}
 			d := ev.base()
-			d.Error = name
+			d.Error = e.Name
 			r.emit(ev.typ(EventTaskTimedOut, EventLambdaTimedOut), d)
-			return nil, &asl.Error{Name: name}
+			return nil, e
 		}
 	}
 }

@@ -71,6 +71,9 @@ type Item struct {
 func Assess(ctx context.Context, rows []Row, provider Provider, now time.Time) []Item {
 	items := make([]Item, 0, len(rows))
 	for _, r := range rows {
+		if r.Status == purchase.StatusRefundPending {
+			continue // AssessRefunds decides whether a person must look
+		}
 		it := Item{Row: r, Age: max(now.Sub(r.Since), 0), Provider: ask(ctx, provider, r.PaymentID)}
 		switch r.Status {
 		case purchase.StatusCheckingPayment:

@@ -20,8 +20,10 @@ type Scanner interface {
 
 var _ Scanner = (*dynamodb.Client)(nil)
 
-// Statuses are the statuses a person must look at, in the order listed.
-var Statuses = []purchase.Status{purchase.StatusCheckingPayment, purchase.StatusNeedsReconciliation}
+// Statuses are the statuses a person must look at, in the order listed. A
+// refund_pending purchase is listed only when its refund execution is
+// missing or stuck (AssessRefunds).
+var Statuses = []purchase.Status{purchase.StatusCheckingPayment, purchase.StatusNeedsReconciliation, purchase.StatusRefundPending}
 
 // Row is a purchase as the club table holds it, reduced to what deciding
 // the next step needs.
@@ -37,6 +39,10 @@ type Row struct {
 	// row (a webhook or a status read), empty if none.
 	RecordedPaymentStatus purchase.ProviderStatus
 	Note                  string
+	// Previous is the status before Status (empty for a new purchase).
+	Previous purchase.Status
+	// RefundAttempts counts the refund intents in the history.
+	RefundAttempts int
 }
 
 // item is the stored layout of a purchase row (package store, doc.go).
@@ -104,10 +110,18 @@ func (it item) row() (Row, error) {
 		Status: purchase.Status(it.Status), PaymentID: it.PaymentID,
 		RecordedPaymentStatus: purchase.ProviderStatus(it.PaymentStatus), Note: it.Note,
 	}
+	for _, h := range it.History {
+		if h.Status == string(purchase.StatusRefundPending) {
+			r.RefundAttempts++
+		}
+	}
 	// The last entry is the current status: every transition appends one.
 	for i := len(it.History) - 1; i >= 0; i-- {
 		if it.History[i].Status != it.Status {
 			continue
+		}
+		if i > 0 {
+			r.Previous = purchase.Status(it.History[i-1].Status)
 		}
 		at, err := time.Parse(time.RFC3339Nano, it.History[i].At)
 		if err != nil {

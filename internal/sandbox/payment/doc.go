@@ -14,6 +14,7 @@
 //
 // Control API (stands in for the student at the checkout page, and for tests):
 //
+//	GET  /_sandbox/payments?reference=R → {payments:[...]}, the payments made for a reference, oldest first
 //	POST /_sandbox/payments/{payment_id}/succeed | /fail → 200 payment, sends payment.succeeded | payment.failed
 //	POST /_sandbox/refunds/{refund_id}/succeed | /fail   → 200 refund, sends refund.succeeded | refund.failed
 //	GET  /_sandbox/events → {events:[{event,attempts,delivered,last_error}]}

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/clubdev/club/internal/sandbox/sandboxhttp"
@@ -143,6 +145,32 @@ func (s *Server) Payment(id string) (Payment, bool) {
 		return Payment{}, false
 	}
 	return *p, true
+}
+
+// Payments returns the payments whose reference is the given one (every
+// payment when it is empty), oldest first: how many payments the provider
+// holds for one purchase.
+func (s *Server) Payments(reference string) []Payment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []Payment{}
+	for _, p := range s.payments {
+		if reference == "" || p.Reference == reference {
+			out = append(out, *p)
+		}
+	}
+	slices.SortFunc(out, func(a, b Payment) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.PaymentID, b.PaymentID)
+	})
+	return out
+}
+
+func (s *Server) handleListPayments(w http.ResponseWriter, r *http.Request) error {
+	sandboxhttp.WriteJSON(w, http.StatusOK, map[string][]Payment{"payments": s.Payments(r.URL.Query().Get("reference"))})
+	return nil
 }
 
 func (s *Server) handleGetPayment(w http.ResponseWriter, r *http.Request) error {

@@ -148,6 +148,7 @@ func (s *Server) routes() http.Handler {
 	m.Handle("GET /v1/refunds/{refund_id}", s.provider(true, h(s.handleGetRefund)))
 	m.Handle("GET /v1/refunds", s.provider(true, h(s.handleListRefunds)))
 	m.Handle("GET /checkout/{payment_id}", h(s.handleCheckout))
+	m.Handle("GET /_sandbox/payments", h(s.handleListPayments))
 	m.Handle("POST /_sandbox/payments/{payment_id}/{outcome}", h(s.handleSettlePayment))
 	m.Handle("POST /_sandbox/refunds/{refund_id}/{outcome}", h(s.handleSettleRefund))
 	m.Handle("GET /_sandbox/events", h(s.handleEvents))

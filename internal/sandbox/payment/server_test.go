@@ -218,6 +218,28 @@ func TestCreatePaymentIsIdempotent(t *testing.T) {
 	require.Equal(t, "payment_not_found", missing.errorCode())
 }
 
+// GET /_sandbox/payments?reference=R lists what the provider holds for one
+// purchase: a retried request under the same key adds nothing.
+func TestListPaymentsByReference(t *testing.T) {
+	t.Parallel()
+	f := setup(t, payment.Options{})
+	first := f.createPayment(t, "pay-p-1", "p-1")
+	f.createPayment(t, "pay-p-1", "p-1") // the same key again
+	f.createPayment(t, "pay-p-2", "p-2")
+
+	got := f.call(t, http.MethodGet, "/_sandbox/payments?reference=p-1", "", "")
+	require.Equal(t, http.StatusOK, got.status)
+	list, _ := got.body["payments"].([]any)
+	require.Len(t, list, 1)
+	require.Equal(t, first.str("payment_id"), list[0].(map[string]any)["payment_id"])
+
+	all := f.call(t, http.MethodGet, "/_sandbox/payments", "", "")
+	list, _ = all.body["payments"].([]any)
+	require.Len(t, list, 2)
+	none := f.call(t, http.MethodGet, "/_sandbox/payments?reference=p-9", "", "")
+	require.Equal(t, []any{}, none.body["payments"])
+}
+
 func TestCreatePaymentValidation(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -132,9 +132,18 @@ func (m *Memory) Update(_ context.Context, id string, change func(*purchase.Purc
 	}
 	effect := purchase.SeatUnchanged
 	if before.Status() != after.Status() {
-		if effect, ok = purchase.SeatEffectOf(before.Status(), after.Status()); !ok {
+		if effect, ok = purchase.SeatEffectBetween(before, after); !ok {
 			return purchase.Purchase{}, &purchase.TransitionError{From: before.Status(), To: after.Status()}
 		}
+	}
+	var rows []outbox.Row
+	for _, env := range after.Events() {
+		h := after.History()
+		row, err := outbox.NewRow(env, h[len(h)-1].At)
+		if err != nil {
+			return purchase.Purchase{}, fmt.Errorf("update purchase %s: %w", id, err)
+		}
+		rows = append(rows, row)
 	}
 	in := m.intensives[after.IntensiveID()]
 	accessKey := [2]string{after.IntensiveID(), after.StudentID()}
@@ -154,6 +163,9 @@ func (m *Memory) Update(_ context.Context, id string, change func(*purchase.Purc
 	}
 	if effect != purchase.SeatUnchanged {
 		m.intensives[in.ID] = in
+	}
+	for _, row := range rows {
+		m.outbox[row.EventID] = row
 	}
 	m.purchases[id] = after.Snapshot()
 	return after, nil

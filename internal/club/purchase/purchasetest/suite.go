@@ -422,6 +422,146 @@ func RunStore(t *testing.T, newPorts Factory) {
 		require.Equal(t, purchase.ProviderPending, got.RefundStatus())
 		require.False(t, got.LatePayment())
 	})
+
+	t.Run("a late payment's refund intent writes refund.requested with it", func(t *testing.T) {
+		t.Parallel()
+		f := Setup(t, newPorts)
+		in := f.Intensive(1)
+		p := f.Buy(in.ID(), "student-1")
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.Expire("no payment", f.Now()) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.ObservePayment("pay-1", purchase.ProviderSucceeded) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.BeginRefund("late payment", f.Now()) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.BeginRefund("late payment", f.Now()) }) // a repeat
+		rows := refundRows(t, f, p.ID())
+		require.Len(t, rows, 1, "one row, committed with refund_pending")
+		require.Equal(t, events.RefundRequested{PurchaseID: p.ID(), PaymentID: "pay-1", Reason: "late payment", Attempt: 1}, rows[0])
+	})
+
+	t.Run("a person's resolution moves the seat as its action says", func(t *testing.T) {
+		t.Parallel()
+		f := Setup(t, newPorts)
+		// needs reconciliation while holding the seat, payment recorded as
+		// succeeded (answer came after the saga gave up) or pending.
+		handedOver := func(status purchase.ProviderStatus) (purchase.Intensive, purchase.Purchase) {
+			in := f.Intensive(2)
+			p := f.Buy(in.ID(), "student-"+string(status))
+			f.Update(p.ID(), func(p *purchase.Purchase) error {
+				return p.RecordPayment("pay-"+p.ID(), "http://checkout", purchase.ProviderPending, f.Now())
+			})
+			f.Update(p.ID(), func(p *purchase.Purchase) error { return p.StartChecking(f.Now()) })
+			f.Update(p.ID(), func(p *purchase.Purchase) error { return p.NeedReconciliation("PaymentUnknown", f.Now()) })
+			if status != purchase.ProviderPending {
+				f.Update(p.ID(), func(p *purchase.Purchase) error { return p.ObservePayment("pay-"+p.ID(), status) })
+			}
+			return in, p
+		}
+		resolve := func(p purchase.Purchase, a purchase.Action, force bool) (purchase.Purchase, error) {
+			return f.Ports.Purchases.Update(f.Ctx, p.ID(), func(p *purchase.Purchase) error {
+				return p.Resolve(purchase.Resolution{Action: a, By: "ops-ann", Reason: "ticket 7", Force: force}, f.Now())
+			})
+		}
+		seats := func(in purchase.Intensive) [3]int {
+			free, held, taken := f.Seats(in.ID())
+			return [3]int{free, held, taken}
+		}
+
+		in, p := handedOver(purchase.ProviderPending)
+		got, err := resolve(p, purchase.ActionRelease, false)
+		require.NoError(t, err)
+		require.Equal(t, purchase.StatusExpired, got.Status())
+		require.Equal(t, [3]int{2, 0, 0}, seats(in), "release frees the hold")
+		last := got.History()[len(got.History())-1]
+		require.Equal(t, purchase.HistoryEntry{Status: purchase.StatusExpired, At: f.Now(), By: "ops-ann", Reason: "ticket 7"}, last)
+		require.True(t, got.Equal(f.Purchase(p.ID())), "stored as returned, history included")
+		again, err := resolve(p, purchase.ActionRelease, false)
+		require.NoError(t, err, "the same resolution again")
+		require.True(t, again.Equal(got))
+		_, err = resolve(p, purchase.ActionConfirm, true)
+		require.ErrorIs(t, err, purchase.ErrNotReconcilable)
+		require.Equal(t, [3]int{2, 0, 0}, seats(in))
+
+		in, p = handedOver(purchase.ProviderSucceeded)
+		_, err = resolve(p, purchase.ActionRelease, false)
+		require.ErrorIs(t, err, purchase.ErrContradicted, "release after a recorded successful payment")
+		require.Equal(t, purchase.StatusNeedsReconciliation, f.Purchase(p.ID()).Status())
+		require.Equal(t, [3]int{1, 1, 0}, seats(in))
+		got, err = resolve(p, purchase.ActionConfirm, false)
+		require.NoError(t, err)
+		require.Equal(t, purchase.StatusConfirmed, got.Status())
+		require.Equal(t, [3]int{1, 0, 1}, seats(in), "confirm takes the held seat")
+
+		in, p = handedOver(purchase.ProviderSucceeded)
+		got, err = resolve(p, purchase.ActionRefund, false)
+		require.NoError(t, err)
+		require.Equal(t, purchase.StatusRefundPending, got.Status())
+		require.Equal(t, [3]int{2, 0, 0}, seats(in), "refund frees the hold")
+		rows := refundRows(t, f, p.ID())
+		require.Len(t, rows, 1)
+		require.Equal(t, "pay-"+p.ID(), rows[0].PaymentID)
+		require.Equal(t, "a person's decision (clubctl reconcile resolve)", rows[0].Reason, "no operator, no free text in the outbox")
+
+		in, p = handedOver(purchase.ProviderFailed)
+		_, err = resolve(p, purchase.ActionRefund, false)
+		require.ErrorIs(t, err, purchase.ErrContradicted, "nothing to refund for a failed payment")
+		_, err = resolve(p, purchase.ActionConfirm, false)
+		require.ErrorIs(t, err, purchase.ErrContradicted, "no access without payment")
+		require.Empty(t, refundRows(t, f, p.ID()))
+		got, err = resolve(p, purchase.ActionRelease, false)
+		require.NoError(t, err)
+		require.Equal(t, [3]int{2, 0, 0}, seats(in))
+
+		in, p = handedOver(purchase.ProviderPending)
+		got, err = resolve(p, purchase.ActionConfirm, true)
+		require.NoError(t, err, "forced: the person saw the money at the provider")
+		require.Equal(t, purchase.StatusConfirmed, got.Status())
+		require.Equal(t, purchase.ProviderPending, got.PaymentStatus(), "the recorded answer stays what the provider said")
+		require.Equal(t, [3]int{1, 0, 1}, seats(in))
+	})
+
+	t.Run("a purchase that gave its seat back cannot take one when resolved", func(t *testing.T) {
+		t.Parallel()
+		f := Setup(t, newPorts)
+		in := f.Intensive(1)
+		p := f.Buy(in.ID(), "student-1")
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.Expire("no payment", f.Now()) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.ObservePayment("pay-1", purchase.ProviderSucceeded) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.BeginRefund("late payment", f.Now()) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.NeedReconciliation("RefundFailed", f.Now()) })
+		_, err := f.Ports.Purchases.Update(f.Ctx, p.ID(), func(p *purchase.Purchase) error {
+			return p.Resolve(purchase.Resolution{Action: purchase.ActionConfirm, By: "ops", Reason: "x", Force: true}, f.Now())
+		})
+		require.ErrorIs(t, err, purchase.ErrNoHold)
+		got, err := f.Ports.Purchases.Update(f.Ctx, p.ID(), func(p *purchase.Purchase) error {
+			return p.Resolve(purchase.Resolution{Action: purchase.ActionRefund, By: "ops", Reason: "refund again"}, f.Now())
+		})
+		require.NoError(t, err)
+		require.Equal(t, purchase.StatusRefundPending, got.Status())
+		free, held, taken := f.Seats(in.ID())
+		require.Equal(t, [3]int{1, 0, 0}, [3]int{free, held, taken}, "nothing to release")
+		rows := refundRows(t, f, p.ID())
+		require.Len(t, rows, 2)
+		attempts := []int{rows[0].Attempt, rows[1].Attempt}
+		require.ElementsMatch(t, []int{1, 2}, attempts, "the second refund runs in an execution of its own")
+	})
+}
+
+// refundRows returns the refund.requested rows about a purchase.
+func refundRows(t *testing.T, f *Fixture, purchaseID string) []events.RefundRequested {
+	t.Helper()
+	all, err := f.Ports.Outbox.Unpublished(f.Ctx, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	require.NoError(t, err)
+	var out []events.RefundRequested
+	for _, r := range all {
+		if r.AggregateID != purchaseID || r.Type != events.TypeRefundRequested {
+			continue
+		}
+		env, err := r.Envelope()
+		require.NoError(t, err)
+		rr, err := env.RefundRequested()
+		require.NoError(t, err)
+		out = append(out, rr)
+	}
+	return out
 }
 
 // requireRequestedEvent checks the purchase.requested outbox row of p.

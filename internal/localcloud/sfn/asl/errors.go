@@ -1,6 +1,9 @@
 package asl
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Predefined error names.
 const (
@@ -25,6 +28,23 @@ const (
 type Error struct {
 	Name  string
 	Cause string
+	// Heartbeat marks a States.Timeout that a missed heartbeat caused. AWS
+	// reports it as States.Timeout (in the history, a catcher's output and
+	// the execution's error) and lets ErrorEquals ["States.HeartbeatTimeout"]
+	// match it as well; see MatchedBy.
+	Heartbeat bool
+}
+
+// HeartbeatTimeout is the error of a task that missed its heartbeat.
+func HeartbeatTimeout() *Error { return &Error{Name: ErrTimeout, Heartbeat: true} }
+
+// MatchedBy reports whether a retrier's or catcher's ErrorEquals matches e:
+// Matches on its name, and States.HeartbeatTimeout for a missed heartbeat.
+func (e *Error) MatchedBy(errorEquals []string) bool {
+	if e.Heartbeat && slices.Contains(errorEquals, ErrHeartbeatTimeout) {
+		return true
+	}
+	return Matches(errorEquals, e.Name)
 }
 
 func (e *Error) Error() string {

@@ -21,7 +21,9 @@
 //     for unhandled errors. The cause is the whole error document as JSON
 //     text, as AWS puts it in TaskFailed and in a catcher's "Cause".
 //   - An infrastructure failure of the invoker (not a function error) is
-//     Lambda.ServiceException.
+//     Lambda.ServiceException; an invocation that outlived the invoker's own
+//     deadline (while the task still runs) is
+//     Lambda.ClientExecutionTimeoutException.
 //   - arn:aws:states:::dynamodb:getItem|putItem|updateItem|deleteItem take
 //     the API request with attribute values in DynamoDB JSON ({"S": "x"})
 //     and return the API response the same way; a service error is

@@ -3,6 +3,7 @@ package integrations
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -116,6 +117,10 @@ func (l *Lambda) invoke(ctx context.Context, name string, payload json.RawMessag
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The invocation outlived its client's deadline, not the task's.
+			return res, &sfn.TaskError{Name: "Lambda.ClientExecutionTimeoutException", Cause: err.Error()}
 		}
 		return res, &sfn.TaskError{Name: "Lambda.ServiceException", Cause: err.Error()}
 	}

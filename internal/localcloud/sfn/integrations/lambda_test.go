@@ -231,6 +231,7 @@ func TestFunctionErrorNames(t *testing.T) {
 		{"no error type", rawInvoker{res: invoke.Result{Payload: []byte(`{"errorMessage":"oops"}`), FunctionError: "Unhandled"}}, "Lambda.Unknown", "failed", true},
 		{"error payload not JSON", rawInvoker{res: invoke.Result{Payload: []byte(`killed`), FunctionError: "Unhandled"}}, "Lambda.Unknown", "failed", true},
 		{"invoker failure", rawInvoker{err: errors.New("connection refused")}, "Lambda.ServiceException", "failed", false},
+		{"invoker deadline", rawInvoker{err: fmt.Errorf("invoke f: %w", context.DeadlineExceeded)}, "Lambda.ClientExecutionTimeoutException", "failed", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
