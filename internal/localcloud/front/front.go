@@ -161,7 +161,13 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case op.Service == "sns" && op.Operation == "PublishBatch":
 		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
 	case op.Service == "sqs" && op.Operation == "ReceiveMessage" && r.Header.Get(ReceiveTokenHeader) != "":
-		f.receipts.serve(f.kumo, w, r, r.Header.Get(ReceiveTokenHeader))
+		// Through the fallback route, so that the queue age tracker sees
+		// the pollers' receives as it sees everyone else's.
+		next := f.routes.Fallback
+		if next == nil {
+			next = f.kumo
+		}
+		f.receipts.serve(next, w, r, r.Header.Get(ReceiveTokenHeader))
 	default:
 		f.fallback.ServeHTTP(w, r)
 	}
