@@ -16,8 +16,10 @@ run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); C
 	$(GO) build -o $(CLUB_DIR)/bin/club-local ./cmd/club-local
 	exec $(CLUB_DIR)/bin/club-local
 
+# The two stack suites come first: they are the longest and mostly wait on
+# the stack, so starting them at once lets the other packages fill the gaps.
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
-	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./...
+	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
 
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md

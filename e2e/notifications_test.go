@@ -74,6 +74,11 @@ func mailStats(t *testing.T) (sendRequests, faulted float64) {
 // counting and the last error; the provider is probed, not hammered; once
 // it answers, every mail goes out exactly once, within a minute.
 func TestMailOwedThroughALongOutage(t *testing.T) {
+	// Parallel: it runs after every sequential test, beside the other long
+	// waits, none of which sends or counts mail (a mail another test's
+	// enrollment owes meanwhile is only delayed; the counts here are of this
+	// test's own mails and of NotificationsDLQ, which no parallel test uses).
+	t.Parallel()
 	const mails, failedAttempts = 10, 20
 	dlqBefore := queueDepth(t, "NotificationsDLQ")
 	setMailFaults(t, map[string]any{"mode": "error", "rate": 1})

@@ -341,6 +341,9 @@ func paymentsFor(t *testing.T, reference string) []map[string]any {
 // its seat held, never expired; when the provider answers, the purchase has
 // the one payment the provider made for it, and paying confirms it.
 func TestSilentProviderNeverCostsTheSeat(t *testing.T) {
+	// Parallel: it runs after every sequential test, when no other test
+	// pays for anything.
+	t.Parallel()
 	setPaymentFaults(t, map[string]any{"mode": "no_response"})
 	intensiveID := newIntensive(t, 1, 90)
 	student := newUser(t, "student")

@@ -13,13 +13,7 @@ import (
 
 func TestBuildFailureNamesFunctionAndEveryFailureIsReported(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	write := func(rel, content string) {
-		path := filepath.Join(root, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	}
-	write("go.mod", "module example.com/fns\n\ngo 1.26\n")
+	root, write := tempModule(t)
 	write("functions/good/main.go", "package main\n\nfunc main() {}\n")
 	write("functions/typo/main.go", "package main\n\nfunc main() { undefinedThing() }\n")
 	write("functions/syntax/main.go", "package main\n\nfunc main() {\n")
@@ -53,4 +47,18 @@ func TestBuildFailureNamesFunctionAndEveryFailureIsReported(t *testing.T) {
 	require.ErrorAs(t, err, &buildErr)
 	require.Equal(t, "typo", buildErr.Function)
 	require.Contains(t, buildErr.Output, "undefined: undefinedThing")
+}
+
+// tempModule makes an empty module example.com/fns in a temporary directory
+// and returns it with a function that writes a file into it.
+func tempModule(t *testing.T) (string, func(rel, content string)) {
+	t.Helper()
+	root := t.TempDir()
+	write := func(rel, content string) {
+		path := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	}
+	write("go.mod", "module example.com/fns\n\ngo 1.26\n")
+	return root, write
 }

@@ -16,13 +16,7 @@ import (
 // a file it is made of — and only that — compiles it again.
 func TestBuildCacheCompilesEachFunctionOnceAcrossPrograms(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	write := func(rel, content string) {
-		path := filepath.Join(root, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	}
-	write("go.mod", "module example.com/fns\n\ngo 1.26\n")
+	root, write := tempModule(t)
 	write("internal/greet/greet.go", "package greet\n\nfunc Hello() string { return \"hello\" }\n")
 	write("functions/a/main.go", "package main\n\nimport \"example.com/fns/internal/greet\"\n\nfunc main() { println(greet.Hello()) }\n")
 	write("functions/b/main.go", "package main\n\nfunc main() { println(\"b\") }\n")
