@@ -47,6 +47,7 @@ type Front struct {
 	counter  *Counter
 	presign  presignVerifier
 	receipts *receipts
+	deleted  *deletedHandles
 }
 
 // Option configures a Front.
@@ -79,6 +80,7 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	kumo := NewProxy(u)
 	f := &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter,
 		presign:  presignVerifier{now: time.Now, signer: v4.NewSigner()},
+		deleted:  newDeletedHandles(),
 		receipts: newReceipts(kumoURL, aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")})}
 	for _, opt := range opts {
 		opt(f)
@@ -160,6 +162,12 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serve(f.routes.StepFunctions, w, r)
 	case op.Service == "sns" && op.Operation == "PublishBatch":
 		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
+	case op.Service == "sqs" && (op.Operation == "DeleteMessageBatch" || op.Operation == "DeleteMessage") && r.Header.Get("X-Amz-Target") != "":
+		next := f.routes.Fallback
+		if next == nil {
+			next = f.kumo
+		}
+		f.deleted.serveDelete(next, w, r, op.Operation == "DeleteMessageBatch")
 	case op.Service == "sqs" && op.Operation == "ReceiveMessage" && r.Header.Get(ReceiveTokenHeader) != "":
 		// Through the fallback route, so that the queue age tracker sees
 		// the pollers' receives as it sees everyone else's.
