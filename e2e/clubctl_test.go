@@ -67,9 +67,9 @@ func deadLetters(t *testing.T, queue string, n int) map[string]bool {
 	str := func(v string) sqstypes.MessageAttributeValue {
 		return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
-	// No SDK retries: a retried batch whose first answer was lost would be
-	// sent twice, and the count below could not be trusted.
-	client := sqs.NewFromConfig(stack.aws, func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+	// With the SDK's retries: the endpoint answers a retry of a batch it
+	// already took with the first answer, so none is sent twice.
+	client := sqs.NewFromConfig(stack.aws)
 	before := queueDepth(t, queue)
 	for i := 0; i < n; i += 10 {
 		var entries []sqstypes.SendMessageBatchRequestEntry

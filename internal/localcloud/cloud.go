@@ -283,7 +283,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	sfnResources := sfn.NewResources()
 	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
-	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter, front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}))
+	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter, front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
+		front.WithLogger(c.log.With("component", "endpoint")))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package localcloud
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/clubdev/club/internal/localcloud/front"
 )
 
 // Stats is a snapshot of what the local cloud's own machinery did, served at
@@ -11,6 +13,16 @@ type Stats struct {
 	Functions     map[string]any `json:"functions"`
 	SQSMappings   map[string]any `json:"sqs_mappings"`
 	StreamMapping map[string]any `json:"stream_mappings"`
+	// Endpoint is what the endpoint did to make up for answers lost on
+	// their way to a client (docs/local-cloud.md).
+	Endpoint EndpointStats `json:"endpoint"`
+}
+
+// EndpointStats count the endpoint's answers kept for SDK retries and for
+// pollers' lost receives, and how many of each were used.
+type EndpointStats struct {
+	Retries  front.RetryStats   `json:"sdk_retries"`
+	Receipts front.ReceiptStats `json:"receives"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -50,6 +62,9 @@ func (c *Cloud) Stats() Stats {
 		for name, st := range c.runtime.Stats() {
 			s.Functions[name] = st
 		}
+	}
+	if c.front != nil {
+		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats()}
 	}
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()

@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -48,6 +49,7 @@ type Front struct {
 	presign  presignVerifier
 	receipts *receipts
 	deleted  *deletedHandles
+	answers  *answers
 }
 
 // Option configures a Front.
@@ -63,6 +65,12 @@ func WithCredentials(keys map[string]string) Option {
 			f.presign.keys[id] = secret
 		}
 	}
+}
+
+// WithLogger sets where the front reports what it did about lost answers
+// (default: nowhere).
+func WithLogger(l *slog.Logger) Option {
+	return func(f *Front) { f.answers.log = l }
 }
 
 // WithClock sets the clock presigned URLs' validity is checked against
@@ -81,6 +89,7 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	f := &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter,
 		presign:  presignVerifier{now: time.Now, signer: v4.NewSigner()},
 		deleted:  newDeletedHandles(),
+		answers:  newAnswers(),
 		receipts: newReceipts(kumoURL, aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")})}
 	for _, opt := range opts {
 		opt(f)
@@ -151,6 +160,12 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r = withoutPresignParams(r)
 	}
+	f.answers.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
+}
+
+// route hands a call to the part of the local cloud that answers it.
+func (f *Front) route(op Op, w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
 	switch {
 	case op.Service == "lambda" && op.Operation == "Invoke" && lambdaInvokeRE.MatchString(path):
 		f.serve(f.routes.Invoke, w, r)
@@ -192,6 +207,10 @@ func (f *Front) ReleaseReceive(ctx context.Context, token string) (int, error) {
 
 // ReceiptStats says how many answers were recorded and released.
 func (f *Front) ReceiptStats() ReceiptStats { return f.receipts.snapshot() }
+
+// RetryStats says how many answers were kept for SDK retries and how many
+// retries were given one.
+func (f *Front) RetryStats() RetryStats { return f.answers.snapshot() }
 
 // serve uses h, or kumo when the local cloud does not provide h.
 func (f *Front) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,209 @@
+package front
+
+import (
+	"bytes"
+	"container/list"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The AWS SDKs name every call (one id for all its attempts) and number its
+// attempts.
+const (
+	invocationIDHeader = "Amz-Sdk-Invocation-Id"
+	attemptHeader      = "Amz-Sdk-Request" // "attempt=2; max=3"
+)
+
+const (
+	// answerKeep is how long an answer is kept for a retry: an SDK retries
+	// within seconds (its backoff is at most 20 s an attempt).
+	answerKeep = 2 * time.Minute
+	// answerMaxBody is the largest answer kept; larger ones are not.
+	answerMaxBody = 1 << 20
+	// answersMaxBytes bounds the bodies kept in all; the oldest go first.
+	answersMaxBytes = 64 << 20
+)
+
+// answers keeps the successful answers of the calls SDKs make through the
+// front, by invocation id, so that a retry of a call that was answered is
+// given the same answer instead of being carried out a second time.
+//
+// Why: on this machine a client now and then loses an answer that the
+// front wrote whole (its read fails with "use of closed network
+// connection", docs/local-cloud.md). The SDK retries that error, and a
+// retried SendMessageBatch sends every message twice, a retried
+// ReceiveMessage hides the first answer's messages for their visibility
+// timeout, a retried TransactWriteItems fails its own condition. The first
+// answer is what the caller should have had, so the retry gets it.
+//
+// Only 2xx answers of attempts the front saw through to the end are kept;
+// a retry whose first attempt never arrived or failed goes through as
+// usual.
+type answers struct {
+	mu    sync.Mutex
+	byKey map[string]*list.Element
+	order *list.List // of *answer, oldest first
+	bytes int
+	now   func() time.Time
+	log   *slog.Logger
+
+	recorded, replayed int64
+}
+
+type answer struct {
+	key    string
+	at     time.Time
+	status int
+	header http.Header
+	body   []byte
+}
+
+// RetryStats says how many answers the front kept and how many SDK retries
+// it answered with a kept answer.
+type RetryStats struct {
+	Recorded int64 `json:"recorded"`
+	Replayed int64 `json:"replayed"`
+}
+
+func newAnswers() *answers {
+	return &answers{byKey: map[string]*list.Element{}, order: list.New(), now: time.Now,
+		log: slog.New(slog.DiscardHandler)}
+}
+
+// callKey is the invocation id with what the call is: a retry repeats both.
+func callKey(r *http.Request, id string) string {
+	return id + " " + r.Method + " " + r.URL.Path + " " + r.Header.Get("X-Amz-Target")
+}
+
+// attempt is the attempt number the SDK gave the request, 1 when it gave
+// none.
+func attempt(r *http.Request) int {
+	for _, part := range strings.Split(r.Header.Get(attemptHeader), ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return 1
+}
+
+// serve answers a retry of an answered call with its answer, and otherwise
+// lets next answer and keeps a successful answer.
+func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(invocationIDHeader)
+	if id == "" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	key := callKey(r, id)
+	if attempt(r) > 1 {
+		if ans := a.lookup(key); ans != nil {
+			a.log.Info("an SDK retried a call whose answer was lost on its way; the retry gets the first answer",
+				"call", r.Header.Get("X-Amz-Target"), "path", r.URL.Path, "attempt", attempt(r))
+			for k, v := range ans.header {
+				w.Header()[k] = v
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(ans.body)))
+			w.WriteHeader(ans.status)
+			_, _ = w.Write(ans.body)
+			return
+		}
+	}
+	rec := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
+	next.ServeHTTP(rec, r)
+	if rec.status/100 == 2 && !rec.tooBig {
+		a.keep(&answer{key: key, status: rec.status, header: rec.Header().Clone(), body: rec.body.Bytes()})
+	}
+}
+
+func (a *answers) lookup(key string) *answer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked()
+	el, ok := a.byKey[key]
+	if !ok {
+		return nil
+	}
+	a.replayed++
+	return el.Value.(*answer)
+}
+
+func (a *answers) keep(ans *answer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ans.at = a.now()
+	if old, ok := a.byKey[ans.key]; ok {
+		a.removeLocked(old)
+	}
+	a.byKey[ans.key] = a.order.PushBack(ans)
+	a.bytes += len(ans.body)
+	a.recorded++
+	a.expireLocked()
+}
+
+func (a *answers) expireLocked() {
+	cutoff := a.now().Add(-answerKeep)
+	for el := a.order.Front(); el != nil; el = a.order.Front() {
+		ans := el.Value.(*answer)
+		if ans.at.After(cutoff) && a.bytes <= answersMaxBytes {
+			return
+		}
+		a.removeLocked(el)
+	}
+}
+
+func (a *answers) removeLocked(el *list.Element) {
+	ans := a.order.Remove(el).(*answer)
+	delete(a.byKey, ans.key)
+	a.bytes -= len(ans.body)
+}
+
+func (a *answers) snapshot() RetryStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return RetryStats{Recorded: a.recorded, Replayed: a.replayed}
+}
+
+// recordingWriter passes an answer through (flushes included: long polls
+// stream) and keeps a copy of it.
+type recordingWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+	tooBig      bool
+}
+
+func (w *recordingWriter) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.wroteHeader = true
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.wroteHeader = true
+	if !w.tooBig {
+		if w.body.Len()+len(p) > answerMaxBody {
+			w.tooBig = true
+			w.body = bytes.Buffer{}
+		} else {
+			w.body.Write(p)
+		}
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *recordingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
