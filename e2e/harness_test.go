@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,8 +149,11 @@ func cognitoUsers(f *stackfile.Stack, cfg aws.Config) (*userpool.TestUsers, erro
 }
 
 func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..")
+	dir, err := os.Getwd() // a test runs in its package's directory
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(dir, "..")
 }
 
 func freeAddr() string {

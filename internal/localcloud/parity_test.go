@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,8 +100,11 @@ func runMain(m *testing.M) int {
 }
 
 func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.Getwd() // a test runs in its package's directory
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(dir, "..", "..")
 }
 
 func freeAddr() string {

@@ -1,8 +1,8 @@
 package securitytest_test
 
 import (
+	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,8 +22,11 @@ var publicPaths = []string{"/healthz", "/webhooks/payments"}
 // the default parameters unless overridden.
 func loadInfra(t *testing.T, params map[string]string) *template.Stack {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "infra", "template.yaml")
+	dir, err := os.Getwd() // a test runs in its package's directory
+	if err != nil {
+		panic(err)
+	}
+	path := filepath.Join(dir, "..", "..", "infra", "template.yaml")
 	st, err := template.Load(path, template.Options{Parameters: params})
 	require.NoError(t, err)
 	return st

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -31,8 +30,11 @@ var transformed struct {
 }
 
 func infraPath() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "infra", "template.yaml")
+	dir, err := os.Getwd() // a test runs in its package's directory
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(dir, "..", "..", "infra", "template.yaml")
 }
 
 // transformInfra is infra/template.yaml after the SAM transform, computed
