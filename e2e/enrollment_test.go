@@ -174,6 +174,132 @@ func TestLastSeatRaceNeverOverbooks(t *testing.T) {
 	}
 }
 
+// conflictSwitch reads (GET), sets (PUT settings) or clears (DELETE) the
+// local endpoint's DynamoDB transaction conflicts and returns the conflicts
+// met so far; ok is false on a stack without the switch (LocalStack, AWS),
+// where transactions collide, or not, of themselves.
+func conflictSwitch(t *testing.T, method, settings string) (conflicts int, ok bool) {
+	t.Helper()
+	req, err := http.NewRequest(method, stack.file.Endpoint+"/_club/dynamodb/conflicts", strings.NewReader(settings))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, false
+	}
+	var st struct {
+		Conflicts int `json:"conflicts"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	return st.Conflicts, true
+}
+
+// The last seats under DynamoDB transaction conflicts. On AWS two
+// transactions on one item at once cancel each other (TransactionConflict);
+// locally the endpoint does the same once switched on, each transaction
+// holding its items 20 ms. Fifty students race for five seats of a class
+// (an enrollment is a transaction on the class's item) and of a paid
+// intensive (a purchase's hold is one on the intensive's). A client told
+// 429 contention waits the Retry-After it was given and asks again with the
+// same Idempotency-Key, as a client should. No answer is a 5xx; exactly five
+// win; the other 45 are told the seats are gone; nothing is overbooked.
+func TestLastSeatRaceUnderTransactionConflicts(t *testing.T) {
+	t.Run("enrollments", func(t *testing.T) {
+		classID, teacher := newClass(t, 5)
+		raceUnderConflicts(t, http.StatusCreated, "class_full", func(student user, key string) response {
+			return enroll(t, student, classID, key)
+		})
+		c := call(t, teacher, http.MethodGet, "/classes/"+classID, nil)
+		require.EqualValues(t, 5, c.body["seats_taken"])
+		require.EqualValues(t, 0, c.body["seats_left"])
+		eventually(t, 60*time.Second, "five roster entries and counts", func() bool {
+			return len(rosterStudents(t, teacher, classID)) == 5 && enrollmentsTotal(t, teacher, classID) == 5
+		})
+	})
+	t.Run("purchases", func(t *testing.T) {
+		intensiveID := newIntensive(t, 5, 300)
+		raceUnderConflicts(t, http.StatusAccepted, "intensive_full", func(student user, key string) response {
+			return buy(t, student, intensiveID, key)
+		})
+		taken, held, left := intensiveSeats(t, newUser(t, "student"), intensiveID)
+		require.Equal(t, [3]int{0, 5, 0}, [3]int{taken, held, left}, "five held, none over")
+	})
+}
+
+// raceUnderConflicts runs 50 students' attempt at one of five seats at once
+// with transaction conflicts on, each retrying on 429 as told, and checks
+// the answers: no 5xx, five won, 45 lost with lostCode.
+func raceUnderConflicts(t *testing.T, won int, lostCode string, attempt func(student user, key string) response) {
+	t.Helper()
+	before, local := conflictSwitch(t, http.MethodPut, `{"enabled": true, "hold_ms": 20}`)
+	if local {
+		defer conflictSwitch(t, http.MethodDelete, "")
+	}
+	const n = 50
+	students := make([]user, n)
+	for i := range students {
+		students[i] = newUser(t, "student")
+	}
+	type outcome struct {
+		final    response
+		answers  []int // every status this student was given, in order
+		badRetry string
+	}
+	outcomes := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := range students {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := id("key")
+			for range 30 {
+				r := attempt(students[i], key)
+				outcomes[i].answers = append(outcomes[i].answers, r.status)
+				outcomes[i].final = r
+				if r.status != http.StatusTooManyRequests {
+					return
+				}
+				if r.errorCode() != "contention" || r.header.Get("Retry-After") != "1" {
+					outcomes[i].badRetry = string(r.raw) + " Retry-After " + r.header.Get("Retry-After")
+					return
+				}
+				// The client's side of the contract: wait as told.
+				time.Sleep(time.Second)
+			}
+		}(i)
+	}
+	wg.Wait()
+
+	wins, lost, busy := 0, 0, 0
+	for i, o := range outcomes {
+		require.Empty(t, o.badRetry, "a 429 is contention with Retry-After 1")
+		for _, status := range o.answers {
+			require.Less(t, status, 500, "no answer is a 5xx (student %d got %v)", i, o.answers)
+			if status == http.StatusTooManyRequests {
+				busy++
+			}
+		}
+		switch r := o.final; {
+		case r.status == won:
+			wins++
+		case r.status == http.StatusConflict && r.errorCode() == lostCode:
+			lost++
+		default:
+			t.Fatalf("student %d: unexpected last answer %d %s (all: %v)", i, r.status, r.raw, o.answers)
+		}
+	}
+	require.Equal(t, 5, wins, "five seats, five winners")
+	require.Equal(t, 45, lost)
+	if local {
+		after, _ := conflictSwitch(t, http.MethodGet, "")
+		require.Greater(t, after-before, 0, "the race met transaction conflicts")
+		t.Logf("%d transaction conflicts; %d answers were 429 contention, each followed by a retry", after-before, busy)
+	}
+}
+
 func TestCancelFreesTheSeat(t *testing.T) {
 	classID, teacher := newClass(t, 1)
 	a, b := newUser(t, "student"), newUser(t, "student")

@@ -53,7 +53,7 @@
 // fields), and the domain's answer (404 class_not_found /
 // intensive_not_found / payment_not_found / operation_not_found /
 // not_found, 409 class_full /
-// intensive_full / already_enrolled, 422 idempotency_key_reused, 503
+// intensive_full / already_enrolled, 422 idempotency_key_reused, 429
 // contention with Retry-After). Domain errors are classified in one place
 // (classify). A dependency the function could not set up at start
 // ([UnavailableError]: the webhook secret missing from SSM) makes /healthz

@@ -139,7 +139,10 @@ var domainErrors = []struct {
 	{purchase.ErrWebhookMalformed, http.StatusBadRequest, CodeInvalidWebhook, "the body is not a payment event", 0},
 	{club.ErrClassFull, http.StatusConflict, CodeClassFull, "every seat of this class is taken", 0},
 	{club.ErrAlreadyEnrolled, http.StatusConflict, CodeAlreadyEnrolled, "you already hold a seat in this class", 0},
-	// Too many concurrent writers of the same items: nothing was written and
-	// the same request will most likely succeed a moment later.
-	{club.ErrContention, http.StatusServiceUnavailable, CodeContention, "too many concurrent requests for this resource; retry shortly", 1},
+	// Too many concurrent writers of the same items (DynamoDB cancelled the
+	// transaction with TransactionConflict again and again): nothing was
+	// written and the same request will most likely succeed a moment later.
+	// 429, not 503: the service is healthy, the resource is busy, and a race
+	// of clients is input, which must never produce a 5xx.
+	{club.ErrContention, http.StatusTooManyRequests, CodeContention, "too many concurrent requests for this resource; retry shortly", 1},
 }

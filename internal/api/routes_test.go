@@ -535,7 +535,7 @@ func TestInfrastructureFailures(t *testing.T) {
 		wantRetryAfter string
 		wantLog        string
 	}{
-		{"contention is transient", failingEnrollments{err: club.ErrContention}, 503, "contention", "1", ""},
+		{"contention is transient, and not a 5xx", failingEnrollments{err: club.ErrContention}, 429, "contention", "1", ""},
 		{"an unknown failure is internal", failingEnrollments{err: context.DeadlineExceeded}, 500, "internal", "", "context deadline exceeded"},
 		{"a panic is internal", failingEnrollments{panic: true}, 500, "internal", "", "panic: a bug"},
 	}

@@ -12,7 +12,7 @@
 //	ErrIdempotencyKeyRequired 400 idempotency_key_required
 //	ErrIdempotencyKeyReused   422 idempotency_key_reused
 //	*ValidationError          400 validation_failed (names the field)
-//	ErrContention             503 with Retry-After (transient; not caused by the input)
+//	ErrContention             429 contention with Retry-After (transient: the same request succeeds a moment later)
 //
 // The domain packages import no AWS code; adapters live in internal/store.
 package club

@@ -21,8 +21,9 @@ type Stats struct {
 // EndpointStats count the endpoint's answers kept for SDK retries and for
 // pollers' lost receives, and how many of each were used.
 type EndpointStats struct {
-	Retries  front.RetryStats   `json:"sdk_retries"`
-	Receipts front.ReceiptStats `json:"receives"`
+	Retries   front.RetryStats    `json:"sdk_retries"`
+	Receipts  front.ReceiptStats  `json:"receives"`
+	Conflicts front.ConflictStats `json:"transaction_conflicts"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -35,6 +36,8 @@ func (c *Cloud) controlHandler() http.Handler {
 	faults := faultControl()
 	mux.Handle("/_club/faults", faults)
 	mux.Handle("/_club/faults/hit", faults)
+	// DynamoDB transaction conflicts, off until a test switches them on.
+	mux.Handle("/_club/dynamodb/conflicts", c.front.Conflicts())
 	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
 		if c.queueAges == nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
@@ -64,7 +67,7 @@ func (c *Cloud) Stats() Stats {
 		}
 	}
 	if c.front != nil {
-		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats()}
+		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
 	}
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()

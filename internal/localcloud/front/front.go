@@ -44,12 +44,13 @@ type Front struct {
 	kumo   http.Handler
 	// fallback serves what no route claims: kumo, behind a translation of
 	// the SQS Query protocol that older CLIs speak and kumo does not.
-	fallback http.Handler
-	counter  *Counter
-	presign  presignVerifier
-	receipts *receipts
-	deleted  *deletedHandles
-	answers  *answers
+	fallback  http.Handler
+	counter   *Counter
+	presign   presignVerifier
+	receipts  *receipts
+	deleted   *deletedHandles
+	answers   *answers
+	conflicts *conflicts
 }
 
 // Option configures a Front.
@@ -86,11 +87,13 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 		return nil, err
 	}
 	kumo := NewProxy(u)
+	// The front's own calls to kumo.
+	frontAWS := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")}
 	f := &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter,
 		presign:  presignVerifier{now: time.Now, signer: v4.NewSigner()},
 		deleted:  newDeletedHandles(),
 		answers:  newAnswers(),
-		receipts: newReceipts(kumoURL, aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")})}
+		receipts: newReceipts(kumoURL, frontAWS), conflicts: newConflicts(kumoURL, frontAWS)}
 	for _, opt := range opts {
 		opt(f)
 	}
@@ -169,6 +172,12 @@ func (f *Front) route(op Op, w http.ResponseWriter, r *http.Request) {
 	switch {
 	case op.Service == "lambda" && op.Operation == "Invoke" && lambdaInvokeRE.MatchString(path):
 		f.serve(f.routes.Invoke, w, r)
+	case op.Service == "dynamodb" && op.Operation == "TransactWriteItems":
+		next := f.routes.DynamoDB
+		if next == nil {
+			next = f.kumo
+		}
+		f.conflicts.serve(next, w, r)
 	case op.Service == "dynamodb":
 		f.serve(f.routes.DynamoDB, w, r)
 	case op.Service == "dynamodbstreams":
@@ -207,6 +216,14 @@ func (f *Front) ReleaseReceive(ctx context.Context, token string) (int, error) {
 
 // ReceiptStats says how many answers were recorded and released.
 func (f *Front) ReceiptStats() ReceiptStats { return f.receipts.snapshot() }
+
+// Conflicts serves the switch of DynamoDB transaction conflicts (GET, PUT
+// {"enabled": true, "hold_ms": 20}, DELETE); see ConflictSettings.
+func (f *Front) Conflicts() http.Handler { return f.conflicts }
+
+// ConflictStats says whether transaction conflicts are on and how many
+// transactions met one.
+func (f *Front) ConflictStats() ConflictStats { return f.conflicts.snapshot() }
 
 // RetryStats says how many answers were kept for SDK retries and how many
 // retries were given one.
