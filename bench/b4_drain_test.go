@@ -11,7 +11,7 @@ import (
 	"github.com/clubdev/club/bench"
 )
 
-// BenchmarkBacklogDrain (benchmark 4) checks SPEC §1.8's capacity model
+// BenchmarkBacklogDrain (benchmark 4) checks docs/principles.md §1.8's capacity model
 // scaled down: the mail provider takes 50 mails/s; a surge of enrollments
 // builds a backlog of about 600 queued mails; then enrollments keep arriving
 // at 40/s, so the backlog should shrink at 10/s and drain in about 60 s —

@@ -1,5 +1,5 @@
 // Package bench measures the Club backend against the local cloud and writes
-// the results as docs/benchmarks.md (SPEC §10, `make bench`).
+// the results as docs/benchmarks.md (docs/principles.md §10, `make bench`).
 //
 // The benchmarks (Benchmark* functions in the package's tests) start the
 // local cloud in-process with infra/template.yaml, as the end-to-end suite
@@ -17,7 +17,7 @@
 //  3. AWS requests per enrollment by service and operation, beside a naive
 //     design measured the same way (testdata/naive), priced per million
 //     enrollments;
-//  4. a backlog drain against the capacity model of SPEC §1.8;
+//  4. a backlog drain against the capacity model of docs/principles.md §1.8;
 //  5. function binary sizes and start-to-first-poll times.
 //
 // This package holds what the benchmarks produce — the results, the cost

@@ -17,7 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Targets of SPEC §10 and issue 9, as checked in the report.
+// Targets of docs/principles.md §10 and issue 9, as checked in the report.
 const (
 	TargetLatencyRatio      = 1.2
 	TargetThroughput        = 300.0 // enrollments per second
@@ -321,7 +321,7 @@ func (r *Report) drainSection(p printer) {
 	if d == nil {
 		return
 	}
-	p("## 4. Backlog drain against the capacity model (SPEC §1.8)\n\n")
+	p("## 4. Backlog drain against the capacity model (docs/principles.md §1.8)\n\n")
 	p("The mail sandbox is limited to %.0f mails/s (`POST /_sandbox/config {\"rate_per_second\":%.0f}`). A surge of\n", d.ProviderRate, d.ProviderRate)
 	p("%.0f enrollments/s for %s builds a backlog of queued mails; then enrollments keep arriving at %.0f/s. The model\n", d.SurgeRate, d.Surge, d.ArrivalRate)
 	p("says the backlog shrinks at provider − arrival = %.0f/s. The backlog is arrivals (201s) minus mails accepted by the\n", d.ProviderRate-d.ArrivalRate)

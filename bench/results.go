@@ -252,7 +252,7 @@ func (v RequestVariant) InvocationsPerEnrollment() float64 {
 }
 
 // DrainResult is benchmark 4: a backlog drained while arrivals continue,
-// against SPEC §1.8's model.
+// against docs/principles.md §1.8's model.
 type DrainResult struct {
 	ProviderRate float64 // mails per second the provider accepts
 	ArrivalRate  float64 // enrollments per second during the drain
@@ -276,7 +276,7 @@ type BacklogPoint struct {
 	Backlog int
 }
 
-// PredictDrain is SPEC §1.8's capacity model: a backlog shrinks at the
+// PredictDrain is docs/principles.md §1.8's capacity model: a backlog shrinks at the
 // provider's rate minus the arrival rate. It returns false when it never
 // drains (arrival ≥ provider).
 func PredictDrain(backlog int, arrival, provider float64) (time.Duration, bool) {

@@ -75,7 +75,7 @@ func TestThroughputCountsLossAndDuplicates(t *testing.T) {
 
 func TestPredictDrainIsTheCapacityModel(t *testing.T) {
 	t.Parallel()
-	// SPEC §1.8: 6,000 queued, provider 100/s, arrivals 80/s → 300 s.
+	// docs/principles.md §1.8: 6,000 queued, provider 100/s, arrivals 80/s → 300 s.
 	d, ok := bench.PredictDrain(6000, 80, 100)
 	require.True(t, ok)
 	require.Equal(t, 300*time.Second, d)

@@ -320,7 +320,7 @@ func TestCancelFreesTheSeat(t *testing.T) {
 	})
 }
 
-// The HTTP errors of SPEC §5, each with its stable code.
+// The HTTP errors of docs/principles.md §5, each with its stable code.
 func TestHTTPErrorsHaveStableCodes(t *testing.T) {
 	classID, _ := newClass(t, 1)
 	student := newUser(t, "student")

@@ -22,7 +22,7 @@ import (
 	"github.com/clubdev/club/internal/ops/queues"
 )
 
-// Work classes (SPEC §1.7, docs/architecture.md): bulk work has its own
+// Work classes (docs/principles.md §1.7, docs/architecture.md): bulk work has its own
 // queue and a bounded concurrency, so a flood of exports never delays the
 // urgent class's mail beyond its maximum age, and the flood itself drains.
 

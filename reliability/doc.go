@@ -1,5 +1,5 @@
 // Package reliability is the fault-injection suite of the Club backend
-// (SPEC §9, docs/reliability.md). It starts the local cloud with every
+// (docs/principles.md §9, docs/reliability.md). It starts the local cloud with every
 // function built with the faults tag (package fault), stops or fails the
 // system at each boundary of the enrollment path and then checks business
 // facts, not delivery counts:

@@ -1,5 +1,5 @@
 // Command analytics counts enrollments and cancellations per class (GET
-// /classes/{id}/stats) from enrollment events (SPEC §1.2, §1.10). Its event
+// /classes/{id}/stats) from enrollment events (docs/principles.md §1.2, §1.10). Its event
 // source is the analytics queue, which the events topic fills with
 // enrollment.* envelopes (raw delivery).
 //

@@ -1,4 +1,4 @@
-// Command api is the Club backend's HTTP API (SPEC §5) behind API Gateway's
+// Command api is the Club backend's HTTP API (docs/principles.md §5) behind API Gateway's
 // HTTP API and its JWT authorizer: classes, enrollments (idempotent create,
 // get, cancel), the teacher's roster and counters, the caller's profile,
 // paid intensives and their purchases, the payment provider's webhook,

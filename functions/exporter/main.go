@@ -1,4 +1,4 @@
-// Command exporter builds the files of export operations (SPEC §5, the bulk
+// Command exporter builds the files of export operations (docs/principles.md §5, the bulk
 // work class). Its event source is the exports queue, which the relay fills
 // with export.requested jobs: for each it marks the operation running,
 // writes the file its kind asks for (a class's roster, or a teacher's

@@ -1,4 +1,4 @@
-// Command notifier sends the enrollment confirmation e-mail (SPEC §1.11,
+// Command notifier sends the enrollment confirmation e-mail (docs/principles.md §1.11,
 // §7.1). Its event source is the notifications queue, which the events topic
 // fills with enrollment.created envelopes (raw delivery). For each one it
 // counts an attempt on the enrollment, resolves the student's address under

@@ -12,7 +12,7 @@ import (
 // PatientMailer waits out the provider's rate limit inside the invocation.
 //
 // Handing a throttled message back to the queue costs it a receive: behind
-// a backlog longer than the provider's rate allows (SPEC §1.8: 6,000 queued
+// a backlog longer than the provider's rate allows (docs/principles.md §1.8: 6,000 queued
 // mails at 100/s), a message would be throttled, returned and received
 // again until it reached maxReceiveCount and the dead-letter queue, and the
 // whole batch would keep polling the provider as fast as the queue delivers.

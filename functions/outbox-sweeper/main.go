@@ -1,4 +1,4 @@
-// Command outbox-sweeper runs every minute (SPEC §1.14, §2). Under a lease,
+// Command outbox-sweeper runs every minute (docs/principles.md §1.14, §2). Under a lease,
 // so that one sweeper works at a time, it republishes outbox rows still
 // pending SWEEP_AFTER after they were written (the stream relay failed or gave
 // up on them), with their original event_id, and marks them published; at

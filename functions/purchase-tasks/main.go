@@ -1,5 +1,5 @@
 // Command purchase-tasks runs the task steps of the purchase saga
-// (statemachines/purchase.asl.json, SPEC §6). Every Task state of the state
+// (statemachines/purchase.asl.json, docs/principles.md §6). Every Task state of the state
 // machine invokes this one function with {"step": <name>, "purchase_id":
 // <id>, ...}; the handler runs the step (package purchase, Steps) and
 // returns its result, or an error whose Go type name (PaymentUnknown,

@@ -1,4 +1,4 @@
-// Command relay is the outbox relay (SPEC §1.14, §2). Its event source is the
+// Command relay is the outbox relay (docs/principles.md §1.14, §2). Its event source is the
 // outbox table's stream (INSERT records only): for each new outbox row, in
 // stream order, it publishes the envelope to the events topic with message
 // attributes "type" and "event_id" (a workflow row, purchase.requested,

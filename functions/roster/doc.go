@@ -1,5 +1,5 @@
 // Command roster maintains each class's roster (GET /classes/{id}/roster)
-// from enrollment events (SPEC §1.2, §1.10). Its event source is the roster
+// from enrollment events (docs/principles.md §1.2, §1.10). Its event source is the roster
 // queue, which the events topic fills with enrollment.* envelopes (raw
 // delivery).
 //

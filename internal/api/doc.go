@@ -1,4 +1,4 @@
-// Package api is the Club backend's HTTP API (SPEC §5) as a Lambda handler
+// Package api is the Club backend's HTTP API (docs/principles.md §5) as a Lambda handler
 // for API Gateway HTTP API events (payload format 2.0): routing, the
 // caller's identity, request decoding, response rendering and the mapping of
 // domain errors to HTTP. Business rules live in the domain packages
@@ -84,7 +84,7 @@
 //
 // # Purchases and the payment webhook
 //
-// A purchase is accepted, not done (SPEC §1.5): POST
+// A purchase is accepted, not done (docs/principles.md §1.5): POST
 // /intensives/{intensive_id}/purchases holds a seat and records the start
 // of the saga in one transaction and answers 202 {purchase_id, status
 // "reserved", hold_expires_at} with Location: /purchases/{id}; the student
@@ -100,7 +100,7 @@
 //
 // # Exports and operations
 //
-// An export is accepted, not done (SPEC §1.5): POST
+// An export is accepted, not done (docs/principles.md §1.5): POST
 // /classes/{class_id}/exports (the class's teacher; body {} or absent)
 // writes a pending operation and its job in one transaction and answers 202
 // {operation_id, kind "roster_export", status "pending"} with Location:

@@ -9,7 +9,7 @@ import (
 	"github.com/clubdev/club/internal/club/purchase"
 )
 
-// The stable error codes of the API (SPEC §5). Clients match on these, never
+// The stable error codes of the API (docs/principles.md §5). Clients match on these, never
 // on messages.
 const (
 	CodeInvalidJSON            = "invalid_json"

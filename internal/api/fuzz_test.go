@@ -14,7 +14,7 @@ import (
 )
 
 // FuzzAPI throws arbitrary methods, paths, headers, bodies and claims at the
-// handler and checks the promise of SPEC §9: no input yields a 5xx, and every
+// handler and checks the promise of docs/principles.md §9: no input yields a 5xx, and every
 // error is a JSON body with a non-empty error.code. The seed corpus
 // (testdata/fuzz/FuzzAPI) covers every route; "{class}", "{enrollment}",
 // "{intensive}", "{purchase}" and "{operation}" in a path or body are

@@ -32,7 +32,7 @@ func (f *fixture) snapshot(classID string, who caller, key string) string {
 	return b.String()
 }
 
-// TestInputLimits: every limit of SPEC §5 at and beyond its edge. Beyond it
+// TestInputLimits: every limit of docs/principles.md §5 at and beyond its edge. Beyond it
 // the answer is 4xx with a stable code, never a 5xx, and nothing is written.
 func TestInputLimits(t *testing.T) {
 	t.Parallel()

@@ -9,7 +9,7 @@ import (
 	"github.com/clubdev/club/internal/club/projection"
 )
 
-// The response documents of SPEC §5. Times are RFC 3339 in UTC.
+// The response documents of docs/principles.md §5. Times are RFC 3339 in UTC.
 
 type errorDocument struct {
 	Error errorBody `json:"error"`

@@ -12,7 +12,7 @@ import (
 	"github.com/clubdev/club/internal/club/purchase"
 )
 
-// route is one route of SPEC §5, as the template's ApiFunction declares it.
+// route is one route of docs/principles.md §5, as the template's ApiFunction declares it.
 type route struct {
 	method  string
 	pattern string // e.g. "/classes/{class_id}/enrollments"

@@ -2,7 +2,7 @@
 // packages below it (class, enrollment, idempotency, inbox, outbox,
 // projection, profile, lease) classify every failure a caller can act on with
 // the sentinels and types declared here, once; each edge maps them to its own
-// language: the HTTP API to a status and a stable error code (SPEC §5), a
+// language: the HTTP API to a status and a stable error code (docs/principles.md §5), a
 // queue consumer to "ack", "retry" or "dead-letter".
 //
 //	ErrClassNotFound          404 class_not_found

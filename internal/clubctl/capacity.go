@@ -34,8 +34,8 @@ func newCapacityCommand(g *Globals) *cobra.Command {
 	var o capacityOptions
 	cmd := &cobra.Command{
 		Use:   "capacity --backlog B --rate R [--arrival A] [--deadline D] [--simulate] [--plot FILE]",
-		Short: "How long a backlog takes to drain, and whether a promise holds (SPEC §1.8)",
-		Long: `capacity is the backlog arithmetic of SPEC §1.8. A backlog of B messages, served at R
+		Short: "How long a backlog takes to drain, and whether a promise holds (docs/principles.md §1.8)",
+		Long: `capacity is the backlog arithmetic of docs/principles.md §1.8. A backlog of B messages, served at R
 per second while A more arrive per second, is a debt that shrinks at R - A per
 second: it is gone after B / (R - A). With A >= R it is never gone: a queue is
 intent, not capacity. Served in order, no message waits longer than B / R.

@@ -20,7 +20,7 @@ func localAges(t *target, peek bool) *queues.LocalAges {
 
 // ageGuard returns a check that refuses (RefusedError) while the oldest
 // message of q is older than q's work class allows: extra messages would
-// make live traffic that is already late later still (SPEC §1.18: watch the
+// make live traffic that is already late later still (docs/principles.md §1.18: watch the
 // age of normal traffic while replaying). It also refuses when the age
 // cannot be told at all. Redrive and replay call it before they start and
 // again while they run.

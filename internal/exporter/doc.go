@@ -1,4 +1,4 @@
-// Package exporter builds the files of export operations (SPEC §5, the bulk
+// Package exporter builds the files of export operations (docs/principles.md §5, the bulk
 // work class): for each export.requested job from the exports queue it marks
 // the operation running, builds the file its kind asks for — a class's
 // roster (the roster projection), or a teacher's nightly report (one row per

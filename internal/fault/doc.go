@@ -1,5 +1,5 @@
 // Package fault puts named fault points at the boundaries where a process of
-// the Club backend can stop (SPEC §9): before and after the enrollment
+// the Club backend can stop (docs/principles.md §9): before and after the enrollment
 // commit, around the relay's publish and mark, around a consumer's commit,
 // after the mail provider accepted a message, in the saga, and before the
 // exporter writes its file. The

@@ -1,4 +1,4 @@
-// Package mail is the client of the mail provider's HTTP API (SPEC §7.1; the
+// Package mail is the client of the mail provider's HTTP API (docs/principles.md §7.1; the
 // mail sandbox in internal/sandbox/mail implements the same API):
 //
 //	POST {base}/v1/messages {to, subject, text} + Idempotency-Key → 202 {message_id}
@@ -6,7 +6,7 @@
 // # Outcomes
 //
 // [Client.Send] classifies every attempt into exactly one outcome, because the
-// caller records a different business status for each (SPEC §1.11, §1.13):
+// caller records a different business status for each (docs/principles.md §1.11, §1.13):
 //
 //   - success (a 2xx): the provider accepted the message; [Receipt] carries its
 //     message_id and whether the provider recognised the key (Replayed);

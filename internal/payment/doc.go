@@ -1,4 +1,4 @@
-// Package payment is the client of the payment provider (SPEC §7.2: in the
+// Package payment is the client of the payment provider (docs/principles.md §7.2: in the
 // local cloud the payment sandbox, on AWS the real provider behind
 // PAYMENT_API_URL): create a payment and a refund, each under an
 // idempotency key, and read their status.

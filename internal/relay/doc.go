@@ -1,4 +1,4 @@
-// Package relay moves outbox rows to the broker (SPEC §1.14, §2): it routes
+// Package relay moves outbox rows to the broker (docs/principles.md §1.14, §2): it routes
 // each row by the kind of its type, publishes it with its permanent event_id,
 // and then marks the row published. It holds no Lambda types; the relay
 // function (outbox stream) and the outbox sweeper (schedule) are thin shells

@@ -18,7 +18,7 @@ import (
 )
 
 // MetricPublishLag is the outbox publish lag: publish time − the row's
-// created_at, one sample per published row (SPEC §2).
+// created_at, one sample per published row (docs/principles.md §2).
 const MetricPublishLag = "OutboxPublishLag"
 
 // DefaultMarkConcurrency bounds the concurrent MarkPublished calls of one

@@ -28,7 +28,7 @@ const (
 	DefaultMaxConsecutiveFailures = 5
 )
 
-// Sweeper metrics (SPEC §1.14: the age of the oldest unpublished row is a
+// Sweeper metrics (docs/principles.md §1.14: the age of the oldest unpublished row is a
 // promise not kept yet).
 const (
 	MetricOldestUnpublishedAge = "OutboxOldestUnpublishedAge"

@@ -15,7 +15,7 @@ import (
 	"github.com/clubdev/club/internal/securitytest"
 )
 
-// publicPaths are the routes anyone may call (SPEC §5).
+// publicPaths are the routes anyone may call (docs/principles.md §5).
 var publicPaths = []string{"/healthz", "/webhooks/payments"}
 
 // loadInfra parses infra/template.yaml as `sam deploy` would see it, with

@@ -91,7 +91,7 @@ type Config struct {
 	// consumer keeps extending the visibility of a message whose handler is
 	// still running, every half of it, so long work is not delivered to a
 	// second consumer meanwhile. 0 disables it: a Lambda consumer whose
-	// queue's visibility timeout is at least six function timeouts (SPEC §2)
+	// queue's visibility timeout is at least six function timeouts (docs/principles.md §2)
 	// never needs it.
 	VisibilityTimeout time.Duration
 	// Metrics receives Embedded Metric Format lines (default os.Stdout).
@@ -611,7 +611,7 @@ func (c *Consumer) Backoff(receiveCount int) time.Duration {
 }
 
 // afterProvider is the delay for a provider's Retry-After: honoured, capped
-// by BackoffCap (SPEC §7.1: a recovered provider is retried within the cap),
+// by BackoffCap (docs/principles.md §7.1: a recovered provider is retried within the cap),
 // plus up to one base of jitter so that messages throttled together do not
 // return together.
 func (c *Consumer) afterProvider(retryAfter time.Duration) time.Duration {

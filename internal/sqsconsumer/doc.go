@@ -1,6 +1,6 @@
 // Package sqsconsumer is the edge every SQS-triggered function shares: it
 // runs a handler over the messages of a Lambda SQS batch and maps each
-// message's result to what SQS should do with it (SPEC §1.18, §1.19):
+// message's result to what SQS should do with it (docs/principles.md §1.18, §1.19):
 //
 //	result of the handler                       what the consumer does
 //	nil, inbox.ErrDuplicate                     acknowledge (left out of batchItemFailures)
@@ -28,7 +28,7 @@
 // it is told failed. It grows with ApproximateReceiveCount: uniformly random
 // in [base, min(cap, base·2^(n−1))] (1 s and 30 s by default, so a message
 // is retried at least every 30 s and pending mail goes out within a minute
-// of the provider recovering, SPEC §7.1). A RetryAfter delay is honoured up
+// of the provider recovering, docs/principles.md §7.1). A RetryAfter delay is honoured up
 // to the same cap. After the queue's maxReceiveCount deliveries the redrive
 // policy moves a message to the DLQ; with [Config.MaxReceiveCount] set, the
 // consumer dead-letters the last failed delivery itself, with the code
@@ -70,7 +70,7 @@
 //     messages of its call), transiently.
 //   - With Config.VisibilityTimeout set, a message whose handler runs long
 //     has its visibility extended every half timeout, so it is not handed
-//     to a second worker meanwhile (SPEC §1.3).
+//     to a second worker meanwhile (docs/principles.md §1.3).
 //
 // A Consumer is safe for concurrent use.
 package sqsconsumer

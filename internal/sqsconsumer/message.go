@@ -44,7 +44,7 @@ type Message struct {
 // Attribute returns a string message attribute, "" if absent.
 func (m Message) Attribute(name string) string { return m.Attributes[name] }
 
-// Message attribute names the relay sets (SPEC: message format on the wire).
+// Message attribute names the relay sets (the format on the wire: package events).
 const (
 	AttrType    = "type"
 	AttrEventID = "event_id"

@@ -8,7 +8,7 @@
 // on the class (only if one is free), the enrollment (only if the student does
 // not already hold a seat in the class), the enrollment.created event in the
 // outbox, and the idempotency record with the response. The answer is returned
-// right after that commit; nothing in the request waits for mail (SPEC §1.1).
+// right after that commit; nothing in the request waits for mail (docs/principles.md §1.1).
 //
 // The same Idempotency-Key with the same request returns the stored response
 // (Replayed is true) and writes nothing; with another request it fails with
@@ -33,7 +33,7 @@
 //
 // # Notification status
 //
-// The business status of the confirmation e-mail (SPEC §1.13) lives on the
+// The business status of the confirmation e-mail (docs/principles.md §1.13) lives on the
 // enrollment, never inferred from the broker: pending → sent | failed |
 // unknown, with the number of attempts. See [Notification] for the allowed
 // transitions and [NotificationStore] for the notifier's port.

@@ -14,7 +14,7 @@ import (
 	"github.com/clubdev/club/internal/club"
 )
 
-// Limits of a key (SPEC §5).
+// Limits of a key (docs/principles.md §5).
 const (
 	MinKeyLength = 8
 	MaxKeyLength = 128

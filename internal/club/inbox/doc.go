@@ -1,4 +1,4 @@
-// Package inbox defines the idempotent-consumer contract (SPEC §1.9, §1.10).
+// Package inbox defines the idempotent-consumer contract (docs/principles.md §1.9, §1.10).
 //
 // Delivery is at least once, so every consumer sees duplicates. A consumer
 // whose effect is a change to its own tables applies the effect and an inbox

@@ -1,5 +1,5 @@
 // Package lease is a time-bounded claim on shared work, such as the outbox
-// sweeper's run (SPEC §1.3, §1.14): one owner at a time does the work, and if
+// sweeper's run (docs/principles.md §1.3, §1.14): one owner at a time does the work, and if
 // it dies the claim lapses by itself.
 //
 // A lease is only advice about time. It does not prove that the previous owner

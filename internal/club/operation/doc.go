@@ -1,5 +1,5 @@
 // Package operation is a long operation a user asked for and follows by id
-// (SPEC §1.5, §5): the export of a class's roster as a file, and the nightly
+// (docs/principles.md §1.5, §5): the export of a class's roster as a file, and the nightly
 // report of a teacher's classes, which the schedule asks for on the
 // teacher's behalf. The request is only accepted (202 with an operation id,
 // status pending); the work is a job on the bulk work class's queue, and its

@@ -1,4 +1,4 @@
-// Package outbox is the transactional outbox (SPEC §1.14): the intent to
+// Package outbox is the transactional outbox (docs/principles.md §1.14): the intent to
 // publish an event, saved in the same transaction as the business change that
 // caused it, so that either both exist or neither does.
 //

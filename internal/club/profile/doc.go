@@ -1,5 +1,5 @@
 // Package profile holds a user's contact details (PUT /me/profile) and the
-// address policy (SPEC §1.20): which e-mail address a notification goes to.
+// address policy (docs/principles.md §1.20): which e-mail address a notification goes to.
 //
 // Events carry no personal data, so the notifier looks the address up when it
 // sends. Two policies are supported, chosen by configuration:

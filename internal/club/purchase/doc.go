@@ -1,4 +1,4 @@
-// Package purchase is the paid intensive and its purchase saga (SPEC §1.16,
+// Package purchase is the paid intensive and its purchase saga (docs/principles.md §1.16,
 // §1.17, §6): a seat is held, the payment provider is asked for a payment,
 // the saga waits for its webhook until the hold deadline, and then grants
 // access, expires the hold, refunds, or hands the purchase to a person. A

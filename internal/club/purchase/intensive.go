@@ -8,7 +8,7 @@ import (
 	"github.com/clubdev/club/internal/club"
 )
 
-// Limits of an intensive's input fields (SPEC §5).
+// Limits of an intensive's input fields (docs/principles.md §5).
 const (
 	MinCapacity        = 1
 	MaxCapacity        = 10000

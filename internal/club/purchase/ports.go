@@ -61,7 +61,7 @@ type Store interface {
 	Update(ctx context.Context, id string, change func(*Purchase) error) (Purchase, error)
 }
 
-// PaymentProvider is the payment provider's API (SPEC §7.2); *payment.Client
+// PaymentProvider is the payment provider's API (docs/principles.md §7.2); *payment.Client
 // implements it. Errors are classified by package payment: errors.Is
 // payment.ErrUnknown (the effect may have happened), payment.ErrUnavailable
 // (it did not; retry later), payment.ErrRejected (it did not; retrying

@@ -10,7 +10,7 @@ import (
 )
 
 // ProviderStatus is the status of a payment or refund as the payment
-// provider last reported it (SPEC §7.2): pending, then succeeded or failed.
+// provider last reported it (docs/principles.md §7.2): pending, then succeeded or failed.
 type ProviderStatus string
 
 const (
@@ -38,11 +38,11 @@ type HistoryEntry struct {
 func PaymentKey(purchaseID string) string { return "pay-" + purchaseID }
 
 // RefundKey is the idempotency key of the purchase's refund: the
-// compensation is a new operation with its own stable key (SPEC §1.16).
+// compensation is a new operation with its own stable key (docs/principles.md §1.16).
 func RefundKey(purchaseID string) string { return "refund-" + purchaseID }
 
 // Purchase is one student's attempt to buy a seat of an intensive: the
-// business status of the saga (SPEC §6) and what it knows about the money.
+// business status of the saga (docs/principles.md §6) and what it knows about the money.
 // Its methods enforce the transition table; each is a no-op when the
 // purchase is already where the method would take it (an exact repeat), so
 // a retried step or a duplicate webhook changes nothing.

@@ -118,7 +118,7 @@ type PurchaseResult struct {
 // Purchase holds a seat for the student and records the intent to start the
 // saga (purchase.requested in the outbox), in one transaction; the saga
 // itself starts when the relay delivers the event. The answer is 202: the
-// purchase is accepted, not done (SPEC §1.5). Errors:
+// purchase is accepted, not done (docs/principles.md §1.5). Errors:
 // club.ErrIdempotencyKeyRequired, club.ErrIdempotencyKeyReused,
 // ErrIntensiveNotFound, ErrIntensiveFull, club.ErrContention, or an
 // infrastructure error.

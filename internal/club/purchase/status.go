@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Status is the business status of a purchase (SPEC §6). It lives on the
+// Status is the business status of a purchase (docs/principles.md §6). It lives on the
 // purchase row and changes only by a conditional write from an allowed
 // previous status; it is never inferred from the workflow engine or the
 // payment provider.

@@ -12,7 +12,7 @@ import (
 	"github.com/clubdev/club/internal/webhooksig"
 )
 
-// Webhook event types of the provider (SPEC §7.2).
+// Webhook event types of the provider (docs/principles.md §7.2).
 const (
 	EventPaymentSucceeded = "payment.succeeded"
 	EventPaymentFailed    = "payment.failed"

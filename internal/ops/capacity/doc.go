@@ -1,4 +1,4 @@
-// Package capacity is the capacity model of SPEC §1.8 and a simulation of
+// Package capacity is the capacity model of docs/principles.md §1.8 and a simulation of
 // it.
 //
 // [Model] is the arithmetic: a backlog B drained at rate R while A more

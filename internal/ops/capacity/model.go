@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Model is the backlog arithmetic of SPEC §1.8: a backlog of Backlog
+// Model is the backlog arithmetic of docs/principles.md §1.8: a backlog of Backlog
 // messages, Arrival new ones per second, and a consumer (or provider) that
 // completes Rate per second. The backlog is a debt that shrinks at
 // Rate − Arrival per second, if at all.

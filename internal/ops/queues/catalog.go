@@ -19,7 +19,7 @@ const (
 	dlqSuffix    = "DLQ"
 )
 
-// Class is a work class (SPEC §1.7): a group of queues with a maximum
+// Class is a work class (docs/principles.md §1.7): a group of queues with a maximum
 // allowed age of the oldest message, after which someone must react.
 type Class struct {
 	Name string

@@ -1,5 +1,5 @@
 // Package queues answers the operator's questions about a stack's SQS
-// queues (SPEC §1.4, §1.7): which queues there are and which dead-letter
+// queues (docs/principles.md §1.4, §1.7): which queues there are and which dead-letter
 // queue and work class each has ([Catalog]), how many messages each holds
 // ([GetDepth]), how old the oldest one is ([AgeProber], [Peek]) and whether
 // the queue drains ([MeasureDrain]).

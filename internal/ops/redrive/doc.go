@@ -1,4 +1,4 @@
-// Package redrive moves dead letters back to the queue they came from (SPEC
+// Package redrive moves dead letters back to the queue they came from (docs/principles.md
 // §1.18): in bounded batches, at a bounded rate, stoppable at any moment,
 // without losing a message and without doubling one unless the process dies
 // mid-batch.
@@ -13,7 +13,7 @@
 // A message in hand exists in the DLQ (hidden) until deleted. Sending it to
 // the source queue first and deleting it from the DLQ second means that a
 // crash between the two leaves it in both places: a duplicate delivery,
-// which the consumers absorb because their inbox is keyed by event_id (SPEC
+// which the consumers absorb because their inbox is keyed by event_id (docs/principles.md
 // §1.10). The other order, delete then send, turns the same crash into a
 // lost message, which nothing can absorb. Duplicates are the price of never
 // losing.

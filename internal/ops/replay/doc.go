@@ -1,4 +1,4 @@
-// Package replay re-delivers stored events to one consumer (SPEC §1.10,
+// Package replay re-delivers stored events to one consumer (docs/principles.md §1.10,
 // §8): the outbox keeps every published event, with its original event_id,
 // for OUTBOX_RETENTION, and a replay sends a window of them again to one
 // consumer's queue, exactly as the relay published them.

@@ -22,7 +22,7 @@ type Scanner interface {
 
 var _ Scanner = (*dynamodb.Client)(nil)
 
-// Outbox is the state of the transactional outbox (SPEC §1.14): rows not yet
+// Outbox is the state of the transactional outbox (docs/principles.md §1.14): rows not yet
 // handed to the broker. Their age is a promise not yet kept.
 type Outbox struct {
 	Unpublished   int           `json:"unpublished"`

@@ -15,7 +15,7 @@ type SQS interface {
 	queues.PeekAPI
 }
 
-// PurchaseCounter counts purchases by business status (SPEC §6); see
+// PurchaseCounter counts purchases by business status (docs/principles.md §6); see
 // PurchaseScan.
 type PurchaseCounter interface {
 	CountByStatus(ctx context.Context) (map[string]int, error)
