@@ -79,12 +79,10 @@ func (c *conflicts) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 		next.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
-	if err != nil {
-		http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+	body, ok := peekBody(w, r)
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var in transactRequest
 	if json.Unmarshal(body, &in) != nil {
 		next.ServeHTTP(w, r) // kumo's to refuse

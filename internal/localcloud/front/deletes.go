@@ -3,7 +3,6 @@ package front
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -54,12 +53,10 @@ func (d *deletedHandles) has(h string) bool {
 // serveDelete passes a JSON-protocol DeleteMessage or DeleteMessageBatch to
 // next and answers with kumo's answer, corrected for repeated deletes.
 func (d *deletedHandles) serveDelete(next http.Handler, w http.ResponseWriter, r *http.Request, batch bool) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
-	if err != nil {
-		http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+	body, ok := peekBody(w, r)
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var in struct {
 		ReceiptHandle string
 		Entries       []struct{ Id, ReceiptHandle string }

@@ -76,12 +76,10 @@ func newReceipts(kumoURL string, cfg aws.Config) *receipts {
 // serve passes a tagged ReceiveMessage to next, keeping a copy of the
 // answer, and records the answer's receipt handles under token.
 func (rc *receipts) serve(next http.Handler, w http.ResponseWriter, r *http.Request, token string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
-	if err != nil {
-		http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+	body, ok := peekBody(w, r)
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var in struct{ QueueUrl string }
 	_ = json.Unmarshal(body, &in) // a malformed call is kumo's to refuse
 
@@ -100,8 +98,21 @@ func (rc *receipts) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	next.ServeHTTP(tee, r)
 }
 
-// maxFormBytes bounds a ReceiveMessage request read into memory.
+// maxFormBytes bounds a request body the front reads into memory.
 const maxFormBytes = 1 << 20
+
+// peekBody reads r's body for the front to look at and leaves r able to
+// give it again to the handler after it. On a failed read it answers 400
+// and returns false.
+func peekBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
+	if err != nil {
+		http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
 
 func (rc *receipts) begin(token string) *receiveRecord {
 	rec := &receiveRecord{at: rc.now(), done: make(chan struct{})}
@@ -223,6 +234,9 @@ type teeWriter struct {
 	buf    bytes.Buffer
 	status int
 	err    error
+	// truncated is set once the answer outgrew maxAnswerBytes: buf holds
+	// only its beginning.
+	truncated bool
 }
 
 func (t *teeWriter) WriteHeader(code int) {
@@ -235,6 +249,8 @@ func (t *teeWriter) WriteHeader(code int) {
 func (t *teeWriter) Write(p []byte) (int, error) {
 	if t.buf.Len()+len(p) <= maxAnswerBytes {
 		t.buf.Write(p)
+	} else {
+		t.truncated = true
 	}
 	n, err := t.ResponseWriter.Write(p)
 	if err != nil && t.err == nil {

@@ -1,7 +1,6 @@
 package front
 
 import (
-	"bytes"
 	"container/list"
 	"log/slog"
 	"net/http"
@@ -22,8 +21,6 @@ const (
 	// answerKeep is how long an answer is kept for a retry: an SDK retries
 	// within seconds (its backoff is at most 20 s an attempt).
 	answerKeep = 2 * time.Minute
-	// answerMaxBody is the largest answer kept; larger ones are not.
-	answerMaxBody = 1 << 20
 	// answersMaxBytes bounds the bodies kept in all; the oldest go first.
 	answersMaxBytes = 64 << 20
 )
@@ -114,10 +111,14 @@ func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Reques
 			return
 		}
 	}
-	rec := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
-	next.ServeHTTP(rec, r)
-	if rec.status/100 == 2 && !rec.tooBig {
-		a.keep(&answer{key: key, status: rec.status, header: rec.Header().Clone(), body: rec.body.Bytes()})
+	tee := &teeWriter{ResponseWriter: w}
+	next.ServeHTTP(tee, r)
+	status := tee.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status/100 == 2 && !tee.truncated {
+		a.keep(&answer{key: key, status: status, header: tee.Header().Clone(), body: tee.buf.Bytes()})
 	}
 }
 
@@ -168,42 +169,3 @@ func (a *answers) snapshot() RetryStats {
 	defer a.mu.Unlock()
 	return RetryStats{Recorded: a.recorded, Replayed: a.replayed}
 }
-
-// recordingWriter passes an answer through (flushes included: long polls
-// stream) and keeps a copy of it.
-type recordingWriter struct {
-	http.ResponseWriter
-	status      int
-	wroteHeader bool
-	body        bytes.Buffer
-	tooBig      bool
-}
-
-func (w *recordingWriter) WriteHeader(status int) {
-	if !w.wroteHeader {
-		w.wroteHeader = true
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *recordingWriter) Write(p []byte) (int, error) {
-	w.wroteHeader = true
-	if !w.tooBig {
-		if w.body.Len()+len(p) > answerMaxBody {
-			w.tooBig = true
-			w.body = bytes.Buffer{}
-		} else {
-			w.body.Write(p)
-		}
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *recordingWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
