@@ -81,6 +81,8 @@ func runMain(m *testing.M) (code int) {
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
+			// make test-moto runs the suite with the data plane on moto.
+			Engine: os.Getenv("CLUB_ENGINE"),
 			// Scaled so that tests wait seconds: the export link's expiry, the
 			// payment provider's call timeout (1 s for 10 s, as the outage
 			// test scales its hold and its outage by a tenth), and the

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/engine"
 	"github.com/clubdev/club/internal/localcloud/template"
 )
 
@@ -36,6 +37,7 @@ ready. Ctrl-C stops everything; no process is left behind.
 Examples:
   club-local                                  # what 'make run' does
   club-local --validate                       # check the template and stop
+  club-local --engine moto                    # the data plane on moto (needs python3 with moto)
   club-local --endpoint 127.0.0.1:4600 --api 127.0.0.1:3100
   aws --endpoint-url http://127.0.0.1:4566 sqs list-queues
 
@@ -72,6 +74,8 @@ func run(args []string, stderr io.Writer) int {
 	speed := fs.Float64("schedule-speed", 1, "run schedules this many times faster than real time")
 	tags := fs.String("tags", "", "comma-separated build tags for the functions")
 	quiet := fs.Bool("quiet", false, "do not echo function output (it is always in <state-dir>/logs)")
+	engine := fs.String("engine", localcloud.EngineKumo, "the emulator behind the endpoint: "+strings.Join(engine.Names, " or ")+
+		" (moto: python3 -m moto.server as a child process, a second opinion on AWS behaviour; slower)")
 	validate := fs.Bool("validate", false, "parse and check the template, print a summary and exit")
 	overrides := params{}
 	fs.Var(overrides, "param", "template parameter override NAME=VALUE (repeatable)")
@@ -117,6 +121,7 @@ func run(args []string, stderr io.Writer) int {
 		Parameters:    overrides,
 		ScheduleSpeed: *speed,
 		Logger:        log,
+		Engine:        *engine,
 	}
 	if *tags != "" {
 		cfg.BuildTags = strings.Split(*tags, ",")

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,10 +23,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/sivchari/kumo"
 
 	"github.com/clubdev/club/internal/localcloud/alarms"
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
+	"github.com/clubdev/club/internal/localcloud/engine"
 	"github.com/clubdev/club/internal/localcloud/esm"
 	"github.com/clubdev/club/internal/localcloud/front"
 	"github.com/clubdev/club/internal/localcloud/gateway"
@@ -100,6 +101,9 @@ type Config struct {
 	MailAddr    string
 	PaymentAddr string
 	NoSandboxes bool
+	// Engine serves the data plane: EngineKumo (default, in process) or
+	// EngineMoto (moto's server as a child process; see engine.go).
+	Engine string
 }
 
 // extra is a service that runs alongside the stack, such as a sandbox: its
@@ -164,7 +168,7 @@ type Cloud struct {
 	stack *template.Stack
 	ready atomic.Bool
 
-	kumo    *kumo.Server
+	engine  dataPlane
 	counter *front.Counter
 	// queueAges watches the SQS calls to know each queue's oldest message
 	// without receiving (GET /_club/queues/age).
@@ -183,6 +187,10 @@ type Cloud struct {
 
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
+	// stopFollowing ends the copying of the engine's stream records
+	// (EngineMoto); followers waits for it.
+	stopFollowing context.CancelFunc
+	followers     sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -261,9 +269,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	ctx, cancelReady := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancelReady()
 
-	// kumo's SDK-facing services, then our front on the endpoint.
+	// The engine's SDK-facing services, then our front on the endpoint.
 	os.Setenv("AWS_DEFAULT_REGION", Region)
-	c.kumo = kumo.NewServer()
+	c.engine, err = startEngine(ctx, cfg.Engine, filepath.Join(cfg.StateDir, "logs"), c.log)
+	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
+		return nil, err
+	}
 	c.runtime = lambdart.New(lambdart.Options{
 		RuntimeAPIHost: endpointLn.Addr().String(),
 		Env: map[string]string{
@@ -283,17 +296,51 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	sfnResources := sfn.NewResources()
 	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
-	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter, front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
-		front.WithLogger(c.log.With("component", "endpoint")))
+	frontOpts := []front.Option{front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
+		front.WithLogger(c.log.With("component", "endpoint"))}
+	recorderOpts := []ddbstream.Option{ddbstream.WithLogger(c.log)}
+	if cfg.Engine == EngineMoto {
+		frontOpts = append(frontOpts, front.WithSerialisedEngine())
+	}
+	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
 		return nil, err
+	}
+	if cfg.Engine == EngineMoto {
+		recorderOpts = append(recorderOpts, ddbstream.WithEngineRecords(f.EngineExclusive))
 	}
 	c.front = f
 	c.queueAges = sqsage.New(f.Kumo(), nil)
+	recorder := ddbstream.NewRecorder(c.streams, f.Kumo(), recorderOpts...)
+	if cfg.Engine == EngineMoto {
+		followCtx, stopFollowing := context.WithCancel(context.Background())
+		c.stopFollowing = stopFollowing
+		c.followers.Add(1)
+		go func() {
+			defer c.followers.Done()
+			recorder.FollowEngine(followCtx)
+		}()
+	}
+	var besideEngine map[string]http.Handler
+	if u := c.engine.KumoURL(); u != "" {
+		ku, err := url.Parse(u)
+		if err != nil {
+			endpointLn.Close()
+			apiLn.Close()
+			return nil, err
+		}
+		besideEngine = map[string]http.Handler{}
+		for _, svc := range engine.KumoServices {
+			besideEngine[svc] = front.NewProxy(ku)
+		}
+	}
 	f.SetRoutes(front.Routes{
+		Services:      besideEngine,
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
-		DynamoDB:      ddbstream.NewRecorder(c.streams, f.Kumo(), ddbstream.WithLogger(c.log)),
+		DynamoDB:      recorder,
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),
@@ -424,7 +471,7 @@ func (c *Cloud) Stack() *template.Stack { return c.stack }
 func (c *Cloud) StackFile() string { return c.stackFile }
 
 // Close stops everything in reverse order of start: the extras, the HTTP API,
-// pollers and schedules, the function processes, the endpoint and kumo.
+// pollers and schedules, the function processes, the endpoint and the engine.
 // No child process survives it. It is safe to call more than once.
 func (c *Cloud) Close() error {
 	c.closeOnce.Do(func() {
@@ -450,11 +497,15 @@ func (c *Cloud) Close() error {
 		if c.runtime != nil {
 			errs = append(errs, c.runtime.Stop())
 		}
+		if c.stopFollowing != nil {
+			c.stopFollowing()
+			c.followers.Wait()
+		}
 		if c.endpoint != nil {
 			_ = c.endpoint.Close()
 		}
-		if c.kumo != nil {
-			c.kumo.Close()
+		if c.engine != nil {
+			errs = append(errs, c.engine.Close())
 		}
 		c.closeErr = errors.Join(errs...)
 	})
