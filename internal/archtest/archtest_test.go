@@ -93,6 +93,10 @@ func TestImportRulesCatchPlantedViolations(t *testing.T) {
 			"product code imports no test support"},
 		{"test support on the local cloud", Package{ImportPath: m("internal/ops/opstest"), Deps: []string{m("internal/localcloud/sqsage")}},
 			""},
+		{"function logic loading the AWS configuration", Package{ImportPath: m("internal/relay"), Imports: []string{"github.com/aws/aws-sdk-go-v2/config"}, Deps: []string{"github.com/aws/aws-sdk-go-v2/config"}},
+			"the AWS SDK's configuration is loaded only in a function's main (or clubctl)"},
+		{"a function's main loading it", Package{ImportPath: m("functions/relay"), Imports: []string{"github.com/aws/aws-sdk-go-v2/config"}, Deps: []string{"github.com/aws/aws-sdk-go-v2/config"}},
+			""},
 		{"a program on the local cloud", Package{ImportPath: m("cmd/club-local"), Deps: []string{m("internal/localcloud")}},
 			""},
 	}

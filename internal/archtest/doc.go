@@ -11,7 +11,10 @@
 //   - product code (everything that ships in a function or in clubctl: the
 //     module outside cmd/, e2e/, bench/, reliability/, localstack/, the local
 //     cloud and the test support) imports no local cloud, except
-//     internal/clubctl the token issuer, and no test support.
+//     internal/clubctl the token issuer, and no test support;
+//   - only a function's main (functions/<name>) and clubctl load the AWS
+//     SDK's configuration (aws-sdk-go-v2/config): the packages a main wires
+//     are handed the configuration or the clients.
 //
 // The rules follow the transitive imports a package ships with (go list's
 // Deps), so a forbidden import cannot hide one package away. Test files are

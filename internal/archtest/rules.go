@@ -140,7 +140,15 @@ var rules = []rule{
 		return localCloud.has(d) && !(p == Module+"/"+clubctlPackage && isIssuer(d))
 	}},
 	{"product code imports no test support", isProduct, func(_, d string) bool { return isTestSupport(d) }},
+	{"the AWS SDK's configuration is loaded only in a function's main (or clubctl)", func(p string) bool {
+		return isProduct(p) && !functions.has(p) && p != Module+"/"+clubctlPackage
+	}, func(_, d string) bool { return d == awsConfigPackage }},
 }
+
+// awsConfigPackage loads the AWS SDK's configuration. A function's main
+// loads it once and hands it (or the clients it builds) to the packages it
+// wires; clubctl's command tree is the CLI's main.
+const awsConfigPackage = "github.com/aws/aws-sdk-go-v2/config"
 
 // Check applies the rules to pkgs (the output of `go list -deps -json`:
 // the module's packages and everything they depend on) and returns what
@@ -153,6 +161,8 @@ var rules = []rule{
 //     localCloudMayImport lists.
 //  3. Product code depends on no part of the local cloud, except clubctl
 //     on the local cloud's token issuer, and on no test support.
+//  4. Only a function's main (and clubctl) loads the AWS SDK's
+//     configuration.
 //
 // A forbidden dependency is reported once, where it enters: at the package
 // of the rule's layer that imports it (directly, or through a package the
