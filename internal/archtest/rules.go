@@ -51,7 +51,7 @@ var (
 	}}
 	// edges are the functions' logic: what a function's main wires.
 	edges = layer{"a function's logic", []string{
-		"internal/api", "internal/relay", "internal/exporter", "internal/reports", "internal/sqsconsumer",
+		"internal/api", "internal/relay", "internal/exporter", "internal/reports", "internal/sqsconsumer", "internal/notifier",
 	}}
 	functions  = layer{"a function", []string{"functions"}}
 	localCloud = layer{"the local cloud", []string{"internal/localcloud", "localcloud"}}
