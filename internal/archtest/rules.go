@@ -48,6 +48,7 @@ var (
 	// HTTP APIs.
 	adapters = layer{"an adapter", []string{
 		"internal/store", "internal/payment", "internal/mail", "internal/sfnclient", "internal/userpool",
+		"internal/webhooksecret",
 	}}
 	// edges are the functions' logic: what a function's main wires.
 	edges = layer{"a function's logic", []string{
