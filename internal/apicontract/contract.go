@@ -61,6 +61,21 @@ func (c *Contract) Operations() []string {
 	return ops
 }
 
+// Open lists the operations that need no token (their security is the
+// empty list), as Operations names them, sorted.
+func (c *Contract) Open() []string {
+	var ops []string
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Security != nil && len(*op.Security) == 0 {
+				ops = append(ops, method+" "+path)
+			}
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}
+
 // ErrorCodes lists the values of the document's ErrorCode schema.
 func (c *Contract) ErrorCodes() []string {
 	var codes []string

@@ -4,9 +4,11 @@
 // document allows for its request (status, required headers, body schema,
 // error code for the status), and [Contract.Transport] does that for every
 // response an HTTP client receives from the API, which is how the end-to-end
-// suite validates each answer of a stack. [Contract.Operations] and
-// [Contract.ErrorCodes] let internal/api's tests compare the document with
-// the router and the error codes.
+// suite validates each answer of a stack. [Contract.Operations],
+// [Contract.Open] and [Contract.ErrorCodes] let tests compare the document
+// with the router and the error codes (internal/api) and with the routes
+// infra/template.yaml deploys and the ones it leaves without the JWT
+// authorizer (this package's tests).
 //
 // A request that matches no operation of the document is the template's
 // $default route: its answer must be one of the document's responses for
