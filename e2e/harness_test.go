@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/apicontract"
 	"github.com/clubdev/club/internal/localcloud"
 	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
@@ -123,6 +124,22 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 	}
+	// Every answer of the HTTP API the suite receives, through call, post or
+	// any other request on http.DefaultClient, is checked against
+	// api/openapi.yaml: one that the document does not allow becomes the
+	// request's error, which fails the test that sent it.
+	contract, err := apicontract.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if http.DefaultClient.Transport, err = contract.Transport(f.APIURL, http.DefaultTransport); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		fmt.Fprintf(os.Stderr, "e2e: %d answers of the HTTP API checked against api/openapi.yaml\n", contract.Checked())
+	}()
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
 	stack.sqs = sqs.NewFromConfig(stack.aws)
 	if stack.issuer == nil {
