@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,12 @@ run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); C
 # the stack, so starting them at once lets the other packages fill the gaps.
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
 	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
+
+# The adapters' contract suites: each runs once per engine (internal/localcloud/testkit).
+CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ ./internal/localcloud/ddbstream/
+
+test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto)
+	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) ./e2e/ $(CONTRACT_SUITES)
 
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md

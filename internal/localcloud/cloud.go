@@ -300,7 +300,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		front.WithLogger(c.log.With("component", "endpoint"))}
 	recorderOpts := []ddbstream.Option{ddbstream.WithLogger(c.log)}
 	if cfg.Engine == EngineMoto {
-		frontOpts = append(frontOpts, front.WithSerialisedEngine())
+		frontOpts = append(frontOpts, front.WithMotoEngine())
 	}
 	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
@@ -680,6 +680,17 @@ func (c *Cloud) startAlarms(ctx, runCtx context.Context, awsCfg aws.Config, res 
 		},
 		QueueURLs: urls,
 		Log:       c.log.With("component", "alarms"),
+		Region:    Region,
+		AccountID: AccountID,
+	}
+	if c.engine.KumoURL() != "" {
+		// The alarms live in kumo beside the engine, whose topics kumo
+		// cannot reach: the evaluator publishes the notifications itself.
+		topics := sns.NewFromConfig(awsCfg)
+		ev.Notify = func(ctx context.Context, topic, subject string, msg []byte) error {
+			_, err := topics.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Subject: aws.String(subject), Message: aws.String(string(msg))})
+			return err
+		}
 	}
 	if err := ev.Create(ctx); err != nil {
 		return fmt.Errorf("alarms: %w", err)

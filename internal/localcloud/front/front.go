@@ -55,7 +55,7 @@ type Front struct {
 	deleted   *deletedHandles
 	answers   *answers
 	conflicts *conflicts
-	// serialEngine: see WithSerialisedEngine; serial is then the engine's
+	// serialEngine: see WithMotoEngine; serial is then the engine's
 	// handler.
 	serialEngine bool
 	serial       *SerialEngine
@@ -88,10 +88,12 @@ func WithClock(now func() time.Time) Option {
 	return func(f *Front) { f.presign.now = now }
 }
 
-// WithSerialisedEngine says the engine behind the front is not safe under
-// concurrent requests (moto): every call reaches it through Serialised, the
-// front's own calls included.
-func WithSerialisedEngine() Option {
+// WithMotoEngine says the engine behind the front is moto. It is not safe
+// under concurrent requests, so every call reaches it through Serialised,
+// the front's own calls included; and it refuses an unsigned read of a
+// private S3 object as S3 does, so a presigned request the front has
+// verified reaches it with its signature (moto does not check it).
+func WithMotoEngine() Option {
 	return func(f *Front) { f.serialEngine = true }
 }
 
@@ -187,13 +189,15 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := classify(r)
 	f.counter.Add(op)
 	if isPresigned(r) {
-		// kumo does not check query-string signatures: the front does, and
-		// kumo then sees a plain request.
+		// The engines do not check query-string signatures: the front
+		// does, and kumo then sees a plain request (moto the signed one).
 		if e := f.presign.verify(r); e != nil {
 			e.write(w)
 			return
 		}
-		r = withoutPresignParams(r)
+		if !f.serialEngine {
+			r = withoutPresignParams(r)
+		}
 	}
 	f.answers.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
 }

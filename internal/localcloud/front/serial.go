@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,7 +21,10 @@ const maxWaitTimeSeconds = 20
 
 // Serialised wraps next, an emulator that is not safe under concurrent
 // requests (moto answers some of them 500 when two writes overlap), so that
-// it receives one request at a time.
+// it receives one request at a time of each group of services that share
+// state: DynamoDB with its streams, and everything else (SNS delivers into
+// SQS). A slow DynamoDB transaction (moto copies each table it touches)
+// then holds back no queue or bucket.
 //
 // A long poll would hold every other caller back for up to 20 seconds, so
 // an SQS ReceiveMessage with WaitTimeSeconds is turned into short polls,
@@ -34,17 +38,28 @@ func Serialised(next http.Handler) *SerialEngine {
 
 // SerialEngine is the handler Serialised returns.
 type SerialEngine struct {
-	mu   sync.Mutex
-	next http.Handler
+	// dynamodb is held by each DynamoDB and DynamoDB Streams call; other by
+	// each call of any other service.
+	dynamodb, other sync.Mutex
+	next            http.Handler
 }
 
-// Exclusive runs fn with the engine to itself: no other request reaches it
-// until fn returns. fn calls the engine through next (not through the
-// SerialEngine, which would wait for itself).
+// Exclusive runs fn with the engine's DynamoDB to itself: no other DynamoDB
+// or DynamoDB Streams request reaches it until fn returns. fn calls the
+// engine through next (not through the SerialEngine, which would wait for
+// itself).
 func (s *SerialEngine) Exclusive(fn func(next http.Handler)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.dynamodb.Lock()
+	defer s.dynamodb.Unlock()
 	fn(s.next)
+}
+
+// lock is the lock of r's group of services.
+func (s *SerialEngine) lock(r *http.Request) *sync.Mutex {
+	if strings.HasPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB") {
+		return &s.dynamodb
+	}
+	return &s.other
 }
 
 func (s *SerialEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,8 +67,9 @@ func (s *SerialEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.receive(w, r)
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	mu := s.lock(r)
+	mu.Lock()
+	defer mu.Unlock()
 	s.next.ServeHTTP(w, r)
 }
 
@@ -66,8 +82,8 @@ func (s *SerialEngine) receive(w http.ResponseWriter, r *http.Request) {
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal(body, &in); err != nil {
 		// Malformed: the engine's to refuse.
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		s.other.Lock()
+		defer s.other.Unlock()
 		s.next.ServeHTTP(w, r)
 		return
 	}
@@ -76,8 +92,8 @@ func (s *SerialEngine) receive(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(string(raw))
 		if err != nil || n < 0 || n > maxWaitTimeSeconds {
 			// Out of range: the engine's to refuse, at once.
-			s.mu.Lock()
-			defer s.mu.Unlock()
+			s.other.Lock()
+			defer s.other.Unlock()
 			s.next.ServeHTTP(w, r)
 			return
 		}
@@ -111,8 +127,8 @@ func (s *SerialEngine) once(r *http.Request, body []byte) *httptest.ResponseReco
 	out.ContentLength = int64(len(body))
 	out.Header.Del("Content-Length")
 	rec := httptest.NewRecorder()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.other.Lock()
+	defer s.other.Unlock()
 	s.next.ServeHTTP(rec, out)
 	return rec
 }
