@@ -30,10 +30,16 @@ test: ## Run every test, end to end against the embedded local cloud (no Docker,
 	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
 
 # The adapters' contract suites: each runs once per engine (internal/localcloud/testkit).
-CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ ./internal/localcloud/ddbstream/
+CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ \
+	./internal/api/ ./internal/exporter/ ./internal/reports/ ./internal/localcloud/ddbstream/
 
-test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto)
-	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) ./e2e/ $(CONTRACT_SUITES)
+# On moto the e2e suite leaves out one test, the flood of 300 exports: moto
+# serves DynamoDB one call at a time and copies the tables a transaction
+# touches, so a flood outruns the API's 10-second timeout there, which
+# neither kumo nor DynamoDB does (docs/local-cloud.md).
+test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto; about 15 minutes)
+	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) \
+		-skip '^TestFloodOfExportsDoesNotDelayUrgentMail$$' ./e2e/ $(CONTRACT_SUITES)
 
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md

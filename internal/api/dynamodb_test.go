@@ -10,32 +10,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/store"
 )
 
-// dynamo talks to one in-process emulator shared by the test binary; each
-// test creates its own tables.
+// dynamo talks to the engine the tests run on now (testkit: the package runs
+// once on kumo and once on moto), shared by the test binary; each test
+// creates its own tables.
 var dynamo *dynamodb.Client
 
 func TestMain(m *testing.M) {
-	srv := kumo.NewServer()
-	dynamo = dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(srv.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		// kumo's X-Amz-Crc32 does not match its body; the data is fine.
-		DisableValidateResponseChecksum: true,
-	})
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(testkit.Run(m, func(url string) {
+		dynamo = dynamodb.New(dynamodb.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(url),
+			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+			// kumo's X-Amz-Crc32 does not match its body; the data is fine.
+			DisableValidateResponseChecksum: true,
+		})
+	}))
 }
 
 var tableSeq atomic.Int64

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
@@ -29,32 +28,32 @@ import (
 	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/exporter"
+	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sqsconsumer"
 	"github.com/clubdev/club/internal/sqsconsumer/sqsconsumertest"
 	"github.com/clubdev/club/internal/store"
 )
 
-// One emulator for the test binary (its services are process-wide
-// singletons); each test has its own tables and bucket.
+// The engine the tests run on now (testkit: the package runs once on kumo
+// and once on moto), shared by the test binary; each test has its own
+// tables and bucket.
 var (
 	ddb      *dynamodb.Client
 	s3Client *s3.Client
 )
 
 func TestMain(m *testing.M) {
-	srv := kumo.NewServer()
-	creds := credentials.NewStaticCredentialsProvider("local", "local", "")
-	ddb = dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: creds,
-		// kumo's X-Amz-Crc32 does not match its body; the data is fine.
-		DisableValidateResponseChecksum: true,
-	})
-	// Path-style, as functions/exporter addresses a custom endpoint.
-	s3Client = s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: creds, UsePathStyle: true})
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(testkit.Run(m, func(url string) {
+		creds := credentials.NewStaticCredentialsProvider("local", "local", "")
+		ddb = dynamodb.New(dynamodb.Options{
+			Region: "us-east-1", BaseEndpoint: aws.String(url), Credentials: creds,
+			// kumo's X-Amz-Crc32 does not match its body; the data is fine.
+			DisableValidateResponseChecksum: true,
+		})
+		// Path-style, as functions/exporter addresses a custom endpoint.
+		s3Client = s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Credentials: creds, UsePathStyle: true})
+	}))
 }
 
 var seq atomic.Int64
@@ -265,6 +264,13 @@ func TestExportWritesTheRosterAndPresignsAnExpiringURL(t *testing.T) {
 		{"s-3", "2026-03-01T10:02:00Z"},
 	}, records)
 
+	require.Contains(t, f.metrics.String(), exporter.MetricExportsDone)
+	if testkit.Engine() == "moto" {
+		// moto checks neither the signature nor the expiry of a presigned
+		// URL (the local cloud's front checks both before moto sees it; see
+		// docs/local-cloud.md): what expires is kumo's and S3's to show.
+		return
+	}
 	// The URL stops working once it has expired (kumo checks SigV4 query
 	// authentication as S3 does).
 	deadline := time.Now().Add(10 * time.Second)
@@ -274,7 +280,6 @@ func TestExportWritesTheRosterAndPresignsAnExpiringURL(t *testing.T) {
 	}
 	require.Equal(t, http.StatusForbidden, status)
 	require.False(t, time.Now().Before(res.ExpiresAt), "refused no earlier than expires_at")
-	require.Contains(t, f.metrics.String(), exporter.MetricExportsDone)
 }
 
 // A teacher's nightly report: one row per class of the teacher, in start

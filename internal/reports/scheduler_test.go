@@ -15,31 +15,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/operation"
+	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/reports"
 	"github.com/clubdev/club/internal/store"
 )
 
-// One emulator for the test binary (its services are process-wide
-// singletons); each test has its own tables.
+// The engine the tests run on now (testkit: the package runs once on kumo
+// and once on moto), shared by the test binary; each test has its own
+// tables.
 var ddb *dynamodb.Client
 
 func TestMain(m *testing.M) {
-	srv := kumo.NewServer()
-	ddb = dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
-		// kumo's X-Amz-Crc32 does not match its body; the data is fine.
-		DisableValidateResponseChecksum: true,
-	})
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(testkit.Run(m, func(url string) {
+		ddb = dynamodb.New(dynamodb.Options{
+			Region: "us-east-1", BaseEndpoint: aws.String(url),
+			Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+			// kumo's X-Amz-Crc32 does not match its body; the data is fine.
+			DisableValidateResponseChecksum: true,
+		})
+	}))
 }
 
 var seq atomic.Int64
