@@ -18,12 +18,14 @@ import (
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
 	"github.com/clubdev/club/internal/localcloud/engine"
 	"github.com/clubdev/club/internal/localcloud/front"
+	"github.com/clubdev/club/internal/localcloud/testkit"
 )
 
 // startMoto starts a moto server for one test, behind the serialising
 // front the local cloud puts before it.
 func startMoto(t *testing.T) (*front.SerialEngine, string) {
 	t.Helper()
+	testkit.Require(t, engine.Moto)
 	m, err := engine.StartMoto(context.Background(), engine.MotoOptions{})
 	require.NoError(t, err, "the moto engine needs python3 with moto")
 	t.Cleanup(func() { _ = m.Close() })
