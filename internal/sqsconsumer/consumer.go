@@ -105,6 +105,8 @@ func response(records []events.SQSMessage, outcomes []outcome) events.SQSEventRe
 	return resp
 }
 
+// processOne runs h on one message between its fault points and settles
+// the result.
 func (c *Consumer) processOne(ctx context.Context, r events.SQSMessage, h Handler) outcome {
 	m := c.newMessage(r)
 	ctx = messageContext(ctx, m)

@@ -60,3 +60,19 @@ func TestRetryBudgetOutlivesMaxReceiveCount(t *testing.T) {
 	}
 	require.Empty(t, receive(t, f.url, 1, 2*time.Second), "nothing left in the source queue")
 }
+
+// TestRetryBudgetFallsBackToTheReceivedMessage: when the retry's copy
+// cannot be sent, the received message is retried instead (reported failed,
+// back after the backoff), so it is not lost.
+func TestRetryBudgetFallsBackToTheReceivedMessage(t *testing.T) {
+	t.Parallel()
+	c, fake := newUnit(t, sqsconsumer.Config{RetryBudget: time.Hour, Jitter: noJitter})
+	fake.FailSends(errors.New("sqs unavailable"))
+	resp := c.Process(context.Background(), sqsconsumertest.Event(record("m", 1, "")),
+		func(context.Context, sqsconsumer.Message) error { return errors.New("throttled") })
+	require.Equal(t, []string{"m"}, sqsconsumertest.FailedIDs(resp), "not acknowledged: no copy carries it")
+	d, ok := fake.Visibility("m")
+	require.True(t, ok)
+	require.Equal(t, time.Second, d)
+	require.Empty(t, fake.Copies())
+}
