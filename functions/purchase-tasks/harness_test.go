@@ -10,18 +10,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
@@ -30,9 +27,9 @@ import (
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/localcloud/invoke"
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/api"
 	"github.com/clubdev/club/internal/localcloud/sfn/clock"
 	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/payment"
 	"github.com/clubdev/club/internal/relay"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
@@ -74,15 +71,6 @@ var (
 	tableSeq      atomic.Int64
 )
 
-// definition returns the state machine with its substitutions applied, as
-// the template's DefinitionSubstitutions would.
-func definition(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../statemachines/purchase.asl.json")
-	require.NoError(t, err)
-	return strings.NewReplacer("${PurchaseTasksFunctionArn}", functionARN, "${Partition}", "aws").Replace(string(b))
-}
-
 type env struct {
 	t   *testing.T
 	ctx context.Context
@@ -90,8 +78,11 @@ type env struct {
 
 	sb       *sandbox.Server
 	provider *provider
+	// steps is the Step Functions executor (package sfntest); sfn is its
+	// service and machine the purchase state machine's ARN.
+	steps    *sfntest.Env
 	sfn      *sfn.Service
-	machine  string // state machine ARN
+	machine  string
 	handler  *Handler
 	webhooks *purchase.Webhooks
 	svc      *purchase.Service
@@ -122,7 +113,29 @@ type delivery struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), clk: clock.NewVirtual(start), stopAuto: func() {}}
+	e := &env{t: t, ctx: context.Background(), stopAuto: func() {}}
+	var sbSrv *httptest.Server
+	// Registered before the executor, so run after it stopped (cleanups run
+	// last registered first).
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if e.sb != nil {
+			_ = e.sb.Shutdown(ctx)
+		}
+		if sbSrv != nil {
+			sbSrv.Close()
+		}
+	})
+	// Step Functions on the virtual clock, with the Lambda integration
+	// calling this function's real handler (added below, once built) as
+	// the Lambda platform would, platform faults first.
+	fns := sfntest.NewFunctions()
+	fns.Intercept(func(_ string, payload []byte) (invoke.Result, error, bool) { return e.platformFault(payload) })
+	e.steps = sfntest.New(t, sfntest.Options{Start: start, Manual: true, Integrations: integrations.Config{Invoker: fns}})
+	e.clk, e.sfn = e.steps.Clock, e.steps.Service
+	e.machine = e.steps.CreateStateMachine(machineName, sfntest.Definition(t, "purchase.asl.json",
+		map[string]string{"PurchaseTasksFunctionArn": functionARN, "Partition": "aws"}))
 
 	n := tableSeq.Add(1)
 	cfg := store.Config{ClubTable: fmt.Sprintf("club-%d", n), OutboxTable: fmt.Sprintf("outbox-%d", n)}
@@ -142,23 +155,12 @@ func setup(t *testing.T) *env {
 		WebhookBackoff: 100 * time.Millisecond,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	sbSrv := httptest.NewServer(e.sb)
+	sbSrv = httptest.NewServer(e.sb)
 	client, err := payment.New(payment.Config{BaseURL: sbSrv.URL, Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	e.provider = &provider{PaymentProvider: client}
 
-	// Step Functions, with the Lambda integration calling the real handler.
-	res := sfn.NewResources()
-	integrations.NewLambda(functions{e}).Register(res)
-	e.sfn = sfn.New(sfn.Options{Clock: e.clk, Resources: res})
-	sm, err := e.sfn.CreateStateMachine(e.ctx, sfn.CreateStateMachineInput{Name: machineName, Definition: definition(t)})
-	require.NoError(t, err)
-	e.machine = sm.ARN
-	sfnSrv := httptest.NewServer(api.NewHandler(e.sfn))
-	sfnClient, err := sfnclient.New(awssfn.New(awssfn.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(sfnSrv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-	}), sm.ARN)
+	sfnClient, err := sfnclient.New(e.steps.Client(), e.machine)
 	require.NoError(t, err)
 
 	e.workflows, err = relay.NewWorkflowStarter(
@@ -170,27 +172,19 @@ func setup(t *testing.T) *env {
 	steps, err := purchase.NewSteps(purchase.StepsDeps{Store: e.store.Purchases, Payments: e.provider, Callbacks: sfnClient, Now: e.clk.Now})
 	require.NoError(t, err)
 	e.handler = NewHandler(steps, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fns.Add(functionName, e.handler.Handle)
 	e.webhooks, err = purchase.NewWebhooks(purchase.WebhooksDeps{
 		Secret: webhookSecret, Store: e.store.Purchases, Callbacks: sfnClient, Now: e.clk.Now,
 	})
 	require.NoError(t, err)
 
-	t.Cleanup(func() {
-		e.stopAuto()
-		e.sfn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.sb.Shutdown(ctx)
-		sbSrv.Close()
-		sfnSrv.Close()
-	})
 	return e
 }
 
 // autoAdvance lets virtual time jump to the next timer whenever every
 // execution is blocked: the hold deadline, retry backoffs, the provider's
 // refund delay.
-func (e *env) autoAdvance() { e.stopAuto = e.clk.AutoAdvance() }
+func (e *env) autoAdvance() { e.stopAuto = e.steps.AutoAdvance() }
 
 // frozen runs f with virtual time stopped: for settling a payment at the
 // sandbox and waiting for its webhook's effect, which happen outside what
@@ -199,35 +193,6 @@ func (e *env) frozen(f func()) {
 	e.clk.Hold()
 	defer e.clk.Release()
 	f()
-}
-
-// functions is the Lambda data plane of the test: it runs the handler with
-// aws-lambda-go's own dispatch and answers as the Invoke API does (a
-// returned error becomes {errorMessage, errorType} named after its Go type;
-// a panic, which ends a real function process, is Runtime.ExitError).
-type functions struct{ e *env }
-
-func (f functions) Invoke(ctx context.Context, name string, payload []byte) (res invoke.Result, err error) {
-	if name != functionName {
-		return invoke.Result{}, fmt.Errorf("function %s: not found", name)
-	}
-	if res, err, ok := f.e.platformFault(payload); ok {
-		return res, err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			res = failure("Runtime.ExitError", fmt.Sprintf("Runtime exited with error: panic: %v", p))
-		}
-	}()
-	out, herr := lambda.NewHandler(f.e.handler.Handle).Invoke(ctx, payload)
-	if herr != nil {
-		typ := reflect.TypeOf(herr)
-		if typ.Kind() == reflect.Pointer {
-			typ = typ.Elem()
-		}
-		return failure(typ.Name(), herr.Error()), nil
-	}
-	return invoke.Result{Payload: out}, nil
 }
 
 // platformFault is how the Lambda platform fails an invocation: an error
@@ -241,7 +206,7 @@ type platformFault struct {
 // killed is a function process ended without an error document of its
 // own (out of memory): Step Functions names it Lambda.Unknown.
 func killed() platformFault {
-	return platformFault{res: failure("", "RequestId: 1 Error: Runtime exited with error: signal: killed")}
+	return platformFault{res: sfntest.Failure("", "RequestId: 1 Error: Runtime exited with error: signal: killed")}
 }
 
 // clientTimeout is an Invoke call that outlived its client's deadline:
@@ -282,11 +247,6 @@ func (e *env) platformFault(payload []byte) (invoke.Result, error, bool) {
 	}
 	e.platformFaults[in.Step] = q[1:]
 	return q[0].res, q[0].err, true
-}
-
-func failure(errorType, msg string) invoke.Result {
-	b, _ := json.Marshal(invoke.ErrorInfo{ErrorMessage: msg, ErrorType: errorType})
-	return invoke.Result{Payload: b, FunctionError: "Unhandled"}
 }
 
 // webhookEndpoint is POST /webhooks/payments, in process: the status codes
@@ -404,11 +364,7 @@ func (e *env) startSaga(p purchase.Purchase) string {
 	require.NoError(e.t, err)
 	for _, r := range rows {
 		if r.AggregateID == p.ID() && r.Type == events.TypePurchaseRequested {
-			x, err := e.sfn.StartExecution(e.ctx, sfn.StartExecutionInput{
-				StateMachineArn: e.machine, Name: purchase.ExecutionName(p.ID()), Input: string(r.Payload),
-			})
-			require.NoError(e.t, err)
-			return x.ARN
+			return e.steps.StartNamed(e.machine, purchase.ExecutionName(p.ID()), string(r.Payload))
 		}
 	}
 	e.t.Fatalf("no purchase.requested row for %s", p.ID())
@@ -433,18 +389,12 @@ func (e *env) relayRefunds(purchaseID string) int {
 	return n
 }
 
-func (e *env) executionARN(name string) string {
-	return strings.Replace(e.machine, ":stateMachine:", ":execution:", 1) + ":" + name
-}
+func (e *env) executionARN(name string) string { return sfntest.ExecutionARN(e.machine, name) }
 
 // finish waits for an execution to end.
 func (e *env) finish(arn string) sfn.Execution {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
-	defer cancel()
-	x, err := e.sfn.WaitForCompletion(ctx, arn)
-	require.NoError(e.t, err, "execution %s did not finish", arn)
-	return x
+	return e.steps.Wait(arn)
 }
 
 func (e *env) purchase(id string) purchase.Purchase {

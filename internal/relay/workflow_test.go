@@ -3,22 +3,17 @@ package relay_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/outbox"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/api"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/relay"
 	"github.com/clubdev/club/internal/sfnclient"
 )
@@ -239,21 +234,10 @@ func TestRelayRoutesWorkflowsToTheStarter(t *testing.T) {
 func TestWorkflowStarterOnStepFunctions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := sfn.New(sfn.Options{Clock: clock.NewVirtual(t0)})
-	srv := httptest.NewServer(api.NewHandler(svc))
-	t.Cleanup(func() {
-		srv.Close()
-		svc.Close()
-	})
-	sm, err := svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{
-		Name:       "purchase",
-		Definition: `{"StartAt":"Entry","States":{"Entry":{"Type":"Pass","Parameters":{"purchase_id.$":"$.data.purchase_id"},"End":true}}}`,
-	})
-	require.NoError(t, err)
-	client, err := sfnclient.New(awssfn.New(awssfn.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-	}), sm.ARN)
+	e := sfntest.New(t, sfntest.Options{Start: t0, Manual: true})
+	machine := e.CreateStateMachine("purchase",
+		`{"StartAt":"Entry","States":{"Entry":{"Type":"Pass","Parameters":{"purchase_id.$":"$.data.purchase_id"},"End":true}}}`)
+	client, err := sfnclient.New(e.Client(), machine)
 	require.NoError(t, err)
 	starter, err := relay.NewWorkflowStarter(relay.Workflows{events.TypePurchaseRequested: client})
 	require.NoError(t, err)
@@ -268,14 +252,11 @@ func TestWorkflowStarterOnStepFunctions(t *testing.T) {
 	}
 	require.True(t, marker.isMarked(row.EventID))
 
-	xs, err := svc.ListExecutions(ctx, sm.ARN, "")
+	xs, err := e.Service.ListExecutions(ctx, machine, "")
 	require.NoError(t, err)
 	require.Len(t, xs, 1, "one execution however often the row is relayed")
 	require.Equal(t, "p-42", xs[0].Name)
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	done, err := svc.WaitForCompletion(wctx, xs[0].ARN)
-	require.NoError(t, err)
+	done := e.Wait(xs[0].ARN)
 	require.Equal(t, sfn.StatusSucceeded, done.Status)
 	require.JSONEq(t, string(row.Payload), done.Input)
 	require.JSONEq(t, `{"purchase_id":"p-42"}`, done.Output, "the definition reads the envelope's data")

@@ -3,19 +3,15 @@ package sfnclient_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/api"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/sfnclient"
 )
 
@@ -25,30 +21,19 @@ const waitResource = "arn:aws:states:::test:wait.waitForTaskToken"
 // state machine whose one task waits for a callback and hands out its token.
 func setup(t *testing.T) (*sfnclient.Client, *sfn.Service, chan string) {
 	t.Helper()
-	res := sfn.NewResources()
+	e := sfntest.New(t, sfntest.Options{Manual: true})
 	tokens := make(chan string, 4)
-	res.Handle(waitResource, sfn.TaskFunc(func(_ context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
+	e.Handle(waitResource, sfn.TaskFunc(func(_ context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
 		tokens <- req.TaskToken
 		return json.RawMessage(`{}`), nil
 	}))
-	svc := sfn.New(sfn.Options{Clock: clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Resources: res})
-	srv := httptest.NewServer(api.NewHandler(svc))
-	t.Cleanup(func() {
-		srv.Close()
-		svc.Close()
-	})
-	sm, err := svc.CreateStateMachine(context.Background(), sfn.CreateStateMachineInput{Name: "purchase", Definition: `{
-	  "StartAt": "Wait", "States": {"Wait": {"Type": "Task", "Resource": "` + waitResource + `",
+	machine := e.CreateStateMachine("purchase", `{
+	  "StartAt": "Wait", "States": {"Wait": {"Type": "Task", "Resource": "`+waitResource+`",
 	  "Catch": [{"ErrorEquals": ["PaymentFailed"], "Next": "Failed"}], "End": true},
-	  "Failed": {"Type": "Succeed"}}}`})
+	  "Failed": {"Type": "Succeed"}}}`)
+	c, err := sfnclient.New(e.Client(), machine)
 	require.NoError(t, err)
-	sdk := awssfn.New(awssfn.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
-	})
-	c, err := sfnclient.New(sdk, sm.ARN)
-	require.NoError(t, err)
-	return c, svc, tokens
+	return c, e.Service, tokens
 }
 
 func TestStartExecutionIsIdempotentByName(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,21 +152,6 @@ func TestMixedBatch(t *testing.T) {
 	require.Contains(t, m[0], "QueueWait")
 }
 
-// metricValue returns the single sample of a metric in an EMF line.
-func metricValue(t *testing.T, line map[string]any, name string) float64 {
-	t.Helper()
-	switch v := line[name].(type) {
-	case float64:
-		return v
-	case []any:
-		require.Len(t, v, 1, "metric %s", name)
-		return v[0].(float64)
-	default:
-		t.Fatalf("metric %s missing or of type %T in %v", name, line[name], line)
-		return 0
-	}
-}
-
 func messageWithEventID(t *testing.T, records []lambdaevents.SQSMessage, eventID string) string {
 	t.Helper()
 	for _, r := range records {
@@ -179,138 +163,16 @@ func messageWithEventID(t *testing.T, records []lambdaevents.SQSMessage, eventID
 	return ""
 }
 
-// TestTransientFailureComesBackAfterBackoff checks that a retried message's
-// visibility is really changed: the queue's own timeout is a minute, the
-// backoff of a first delivery one second.
-func TestTransientFailureComesBackAfterBackoff(t *testing.T) {
+func TestPanicFailsOnlyItsMessage(t *testing.T) {
 	t.Parallel()
-	f := setup(t, sqsconsumer.Config{Jitter: noJitter}, 60*time.Second, 5)
-	send(t, f.url, envelope(events.NewID(), 1), nil)
-	ev := lambdaEvent(receive(t, f.url, 1, 5*time.Second))
-	require.Len(t, ev.Records, 1)
-
-	started := time.Now()
-	resp := f.consumer.Process(context.Background(), ev, func(context.Context, sqsconsumer.Message) error {
-		return errors.New("provider unavailable")
-	})
-	settle(t, f.url, ev, resp)
-	require.Equal(t, []string{ev.Records[0].MessageId}, sqsconsumertest.FailedIDs(resp))
-
-	again := receive(t, f.url, 1, 10*time.Second)
-	require.Len(t, again, 1, "the message came back long before the queue's 60 s visibility timeout")
-	require.GreaterOrEqual(t, time.Since(started), 900*time.Millisecond, "not before the backoff")
-	require.Equal(t, "2", again[0].Attributes["ApproximateReceiveCount"])
-	require.Empty(t, receive(t, f.dlqURL, 1, 0))
-}
-
-// TestLastDeliveryIsDeadLetteredWithReason: with MaxReceiveCount set, a
-// transient failure of the last delivery reaches the DLQ with a reason
-// instead of being moved there silently by the redrive policy.
-func TestLastDeliveryIsDeadLetteredWithReason(t *testing.T) {
-	t.Parallel()
-	f := setup(t, sqsconsumer.Config{MaxReceiveCount: 2, Jitter: noJitter}, 60*time.Second, 2)
-	send(t, f.url, envelope(events.NewID(), 1), nil)
-
-	var lastAttempt []bool
-	handler := func(_ context.Context, m sqsconsumer.Message) error {
-		lastAttempt = append(lastAttempt, m.LastAttempt)
-		return errors.New("provider unavailable")
-	}
-	for range 2 {
-		ev := lambdaEvent(receive(t, f.url, 1, 10*time.Second))
-		require.Len(t, ev.Records, 1)
-		settle(t, f.url, ev, f.consumer.Process(context.Background(), ev, handler))
-	}
-	require.Equal(t, []bool{false, true}, lastAttempt)
-
-	dead := receive(t, f.dlqURL, 1, 5*time.Second)
-	require.Len(t, dead, 1)
-	attrs := stringAttrs(dead[0])
-	require.Equal(t, "retries_exhausted", attrs["dlq_code"])
-	require.Equal(t, "provider unavailable", attrs["dlq_reason"])
-	require.Equal(t, "2", attrs["receive_count"])
-	require.Empty(t, receive(t, f.url, 1, 0), "acknowledged after the dead letter")
-}
-
-// TestLongWorkKeepsTheMessageInvisible: while a handler runs past the
-// queue's visibility timeout, no other consumer gets the message, and
-// without the extension another one would.
-func TestLongWorkKeepsTheMessageInvisible(t *testing.T) {
-	t.Parallel()
-	const visibility = 2 * time.Second
-	for _, tt := range []struct {
-		name   string
-		extend time.Duration
-		// wantSeen: another consumer receives the message during the work.
-		wantSeen bool
-	}{
-		{"extended", visibility, false},
-		{"not extended", 0, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			f := setup(t, sqsconsumer.Config{VisibilityTimeout: tt.extend}, visibility, 5)
-			send(t, f.url, envelope(events.NewID(), 1), nil)
-			ev := lambdaEvent(receive(t, f.url, 1, 5*time.Second))
-			require.Len(t, ev.Records, 1)
-
-			var seen int
-			resp := f.consumer.Process(context.Background(), ev, func(context.Context, sqsconsumer.Message) error {
-				// The work: 1.5 visibility timeouts, watching the queue.
-				seen = len(receive(t, f.url, 1, visibility*3/2))
-				return nil
-			})
-			require.Empty(t, sqsconsumertest.FailedIDs(resp))
-			require.Equal(t, tt.wantSeen, seen > 0)
+	c, fake := newUnit(t, sqsconsumer.Config{Concurrency: 2, Jitter: noJitter})
+	resp := c.Process(context.Background(), lambdaevents.SQSEvent{Records: []lambdaevents.SQSMessage{record("a", 1, ""), record("b", 1, "")}},
+		func(_ context.Context, m sqsconsumer.Message) error {
+			if m.ID == "a" {
+				panic("bug")
+			}
+			return nil
 		})
-	}
-}
-
-func noJitter(time.Duration) time.Duration { return 0 }
-
-// TestRetryBudgetOutlivesMaxReceiveCount: with a retry budget in time, a
-// message that keeps failing transiently is retried as delayed copies, each
-// received once, far beyond the queue's maxReceiveCount and without the
-// redrive policy ever moving it; once its next retry could come after the
-// deadline it is dead-lettered with retry_deadline_passed and every
-// delivery counted, and the dead letter carries no budget of its own.
-func TestRetryBudgetOutlivesMaxReceiveCount(t *testing.T) {
-	t.Parallel()
-	const budget = 5 * time.Second
-	f := setup(t, sqsconsumer.Config{RetryBudget: budget, BackoffCap: time.Second, Jitter: noJitter}, 60*time.Second, 2)
-	send(t, f.url, envelope(events.NewID(), 1), map[string]string{"type": "enrollment.created", "event_id": "e-1"})
-
-	var attempts []int
-	var deadlines []time.Time
-	handler := func(_ context.Context, m sqsconsumer.Message) error {
-		attempts = append(attempts, m.Attempt)
-		deadlines = append(deadlines, m.Deadline)
-		return errors.New("provider unavailable")
-	}
-	for {
-		msgs := receive(t, f.url, 1, 30*time.Second)
-		require.Len(t, msgs, 1, "the retry's copy arrives")
-		require.Equal(t, "1", msgs[0].Attributes["ApproximateReceiveCount"], "each copy is received once")
-		require.Equal(t, "e-1", stringAttrs(msgs[0])["event_id"], "the copy keeps the original attributes")
-		ev := lambdaEvent(msgs)
-		resp := f.consumer.Process(context.Background(), ev, handler)
-		require.Empty(t, sqsconsumertest.FailedIDs(resp), "a retry is a new copy; the received one is acknowledged")
-		settle(t, f.url, ev, resp)
-		if dead := receive(t, f.dlqURL, 1, 0); len(dead) > 0 {
-			attrs := stringAttrs(dead[0])
-			require.Equal(t, "retry_deadline_passed", attrs["dlq_code"])
-			require.Equal(t, "provider unavailable", attrs["dlq_reason"])
-			require.Equal(t, strconv.Itoa(len(attempts)), attrs["receive_count"], "every copy's delivery counted")
-			require.Equal(t, "e-1", attrs["event_id"])
-			require.NotContains(t, attrs, "retry_deadline", "a redrive starts a fresh budget")
-			require.NotContains(t, attrs, "retry_attempt")
-			break
-		}
-	}
-	require.Greater(t, len(attempts), 2, "more attempts than the queue's maxReceiveCount")
-	for i, a := range attempts {
-		require.Equal(t, i+1, a, "attempts count across copies")
-		require.Equal(t, deadlines[0], deadlines[i], "one deadline for every copy")
-	}
-	require.Empty(t, receive(t, f.url, 1, 2*time.Second), "nothing left in the source queue")
+	require.Equal(t, []string{"a"}, sqsconsumertest.FailedIDs(resp))
+	require.Empty(t, fake.DeadLetters(), "a panic is not a reason to dead-letter at once")
 }

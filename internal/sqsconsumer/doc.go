@@ -72,5 +72,26 @@
 //     has its visibility extended every half timeout, so it is not handed
 //     to a second worker meanwhile (docs/principles.md §1.3).
 //
+// # Where things are
+//
+// One file per job, each with its tests beside it (name_test.go):
+//
+//	consumer.go    Consumer, New, Process and the settling of one message
+//	config.go      Config, its defaults and its validation; env.go reads it from the environment
+//	order.go       concurrency within a batch, FIFO groups in order, holding back after a failure
+//	batch.go       ProcessBatch: one handler call for the whole batch
+//	verdict.go     Classify and the codes: what a handler's error means
+//	backoff.go     the retry delay: Backoff, a provider's Retry-After, whole seconds
+//	visibility.go  ChangeMessageVisibility, and keeping long work invisible
+//	retry.go       retrying a transient failure, in place or as a delayed copy (RetryBudget)
+//	deadletter.go  the dead letter and its reason
+//	attributes.go  which original attributes a dead letter or a retry's copy keeps
+//	message.go     Message, as a handler sees it
+//	metrics.go     the Embedded Metric Format line of each batch
+//
+// The tests against a real queue run on each engine of the local cloud
+// (main_test.go, package testkit); the others use the fake of package
+// sqsconsumertest.
+//
 // A Consumer is safe for concurrent use.
 package sqsconsumer

@@ -48,8 +48,8 @@ func TestCallbackSuccess(t *testing.T) {
 	t.Parallel()
 	e := manual(t)
 	queue := newFake(fakeResponse{Output: json.RawMessage(`{"MessageId":"m-1"}`)})
-	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
-	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-1"}`)
+	e.Resources.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	arn := e.Start(e.CreateStateMachine("hold", holdDefinition), `{"purchase":"p-1"}`)
 
 	tok := token(t, queue)
 	var params struct {
@@ -63,15 +63,15 @@ func TestCallbackSuccess(t *testing.T) {
 	require.Equal(t, "p-1", body.Purchase)
 	require.Equal(t, tok, body.Token, "$$.Task.Token in Parameters is the token")
 
-	e.advance(10 * time.Minute) // within the 15-minute hold
-	require.NoError(t, e.svc.SendTaskSuccess(context.Background(), tok, `{"paid":true}`))
-	x := e.wait(arn)
+	e.Advance(10 * time.Minute) // within the 15-minute hold
+	require.NoError(t, e.Service.SendTaskSuccess(context.Background(), tok, `{"paid":true}`))
+	x := e.Wait(arn)
 	require.Equal(t, sfn.StatusSucceeded, x.Status)
 	require.JSONEq(t, `{"purchase":"p-1","payment":{"paid":true},"status":"confirmed"}`, x.Output)
 	require.Equal(t, []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted",
-		"TaskSucceeded", "TaskStateExited", "PassStateEntered", "PassStateExited", "ExecutionSucceeded"}, e.eventTypes(arn))
+		"TaskSucceeded", "TaskStateExited", "PassStateEntered", "PassStateExited", "ExecutionSucceeded"}, e.EventTypes(arn))
 
-	err := e.svc.SendTaskSuccess(context.Background(), tok, `{}`)
+	err := e.Service.SendTaskSuccess(context.Background(), tok, `{}`)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeTaskTimedOut), "a closed task refuses a second callback")
 }
 
@@ -79,10 +79,10 @@ func TestCallbackFailureIsCaughtByName(t *testing.T) {
 	t.Parallel()
 	e := manual(t) // with AutoAdvance the 15-minute timeout would win the race
 	queue := newFake()
-	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
-	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-2"}`)
-	require.NoError(t, e.svc.SendTaskFailure(context.Background(), token(t, queue), "PaymentFailed", "card declined"))
-	x := e.wait(arn)
+	e.Resources.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	arn := e.Start(e.CreateStateMachine("hold", holdDefinition), `{"purchase":"p-2"}`)
+	require.NoError(t, e.Service.SendTaskFailure(context.Background(), token(t, queue), "PaymentFailed", "card declined"))
+	x := e.Wait(arn)
 	require.Equal(t, sfn.StatusSucceeded, x.Status)
 	require.JSONEq(t, `{"purchase":"p-2","error":{"Error":"PaymentFailed","Cause":"card declined"},"status":"declined"}`, x.Output)
 }
@@ -93,15 +93,15 @@ func TestFifteenMinuteHoldExpiresInstantly(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	queue := newFake()
-	e.res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
-	arn := e.start(e.create("hold", holdDefinition), `{"purchase":"p-3"}`)
-	x := e.wait(arn) // waits far less than 15 real minutes: the clock is virtual
+	e.Resources.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", queue)
+	arn := e.Start(e.CreateStateMachine("hold", holdDefinition), `{"purchase":"p-3"}`)
+	x := e.Wait(arn) // waits far less than 15 real minutes: the clock is virtual
 	require.Equal(t, sfn.StatusSucceeded, x.Status)
 	require.JSONEq(t, `{"purchase":"p-3","error":{"Error":"States.Timeout"},"status":"expired"}`, x.Output)
 	require.Equal(t, 15*time.Minute, x.StopDate.Sub(x.StartDate))
-	require.Contains(t, e.eventTypes(arn), sfn.EventTaskTimedOut)
+	require.Contains(t, e.EventTypes(arn), sfn.EventTaskTimedOut)
 
-	err := e.svc.SendTaskSuccess(context.Background(), token(t, queue), `{}`)
+	err := e.Service.SendTaskSuccess(context.Background(), token(t, queue), `{}`)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeTaskTimedOut))
 }
 
@@ -125,13 +125,13 @@ func TestHeartbeatlessCallbackTimesOut(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	worker := newFake()
-	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
-	arn := e.start(e.create("hb", heartbeatDefinition), `{}`)
-	x := e.wait(arn)
+	e.Resources.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	arn := e.Start(e.CreateStateMachine("hb", heartbeatDefinition), `{}`)
+	x := e.Wait(arn)
 	require.Equal(t, sfn.StatusFailed, x.Status)
 	require.Equal(t, "States.Timeout", x.Error)
 	require.Equal(t, time.Minute, x.StopDate.Sub(x.StartDate))
-	h, err := e.svc.GetExecutionHistory(context.Background(), arn)
+	h, err := e.Service.GetExecutionHistory(context.Background(), arn)
 	require.NoError(t, err)
 	timedOut := h[len(h)-2]
 	require.Equal(t, sfn.EventTaskTimedOut, timedOut.Type)
@@ -145,19 +145,19 @@ func TestHeartbeatsKeepTaskAlive(t *testing.T) {
 	t.Parallel()
 	e := manual(t)
 	worker := newFake()
-	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
-	arn := e.start(e.create("hb", heartbeatDefinition), `{}`)
+	e.Resources.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	arn := e.Start(e.CreateStateMachine("hb", heartbeatDefinition), `{}`)
 	tok := token(t, worker)
 	ctx := context.Background()
 	for range 5 {
-		e.advance(50 * time.Second)
-		require.NoError(t, e.svc.SendTaskHeartbeat(ctx, tok))
+		e.Advance(50 * time.Second)
+		require.NoError(t, e.Service.SendTaskHeartbeat(ctx, tok))
 	}
-	x, err := e.svc.DescribeExecution(ctx, arn)
+	x, err := e.Service.DescribeExecution(ctx, arn)
 	require.NoError(t, err)
 	require.Equal(t, sfn.StatusRunning, x.Status, "250 s with a heartbeat every 50 s")
-	require.NoError(t, e.svc.SendTaskSuccess(ctx, tok, `"done"`))
-	x = e.wait(arn)
+	require.NoError(t, e.Service.SendTaskSuccess(ctx, tok, `"done"`))
+	x = e.Wait(arn)
 	require.Equal(t, sfn.StatusSucceeded, x.Status)
 	require.Equal(t, `"done"`, x.Output)
 }
@@ -167,13 +167,13 @@ func TestHeartbeatsKeepTaskAlive(t *testing.T) {
 func TestCallbackBeforeHandlerReturns(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", sfn.TaskFunc(func(ctx context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
-		if err := e.svc.SendTaskSuccess(ctx, req.TaskToken, `{"early":true}`); err != nil {
+	e.Resources.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", sfn.TaskFunc(func(ctx context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
+		if err := e.Service.SendTaskSuccess(ctx, req.TaskToken, `{"early":true}`); err != nil {
 			return nil, err
 		}
 		return json.RawMessage(`{"StatusCode":200}`), nil
 	}))
-	x := e.wait(e.start(e.create("early", heartbeatDefinition), `{}`))
+	x := e.Wait(e.Start(e.CreateStateMachine("early", heartbeatDefinition), `{}`))
 	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
 	require.JSONEq(t, `{"early":true}`, x.Output)
 }
@@ -182,11 +182,11 @@ func TestCallbackAPIErrors(t *testing.T) {
 	t.Parallel()
 	e := manual(t)
 	worker := newFake()
-	e.res.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
-	e.start(e.create("hb", heartbeatDefinition), `{}`)
+	e.Resources.Handle("arn:aws:states:::lambda:invoke.waitForTaskToken", worker)
+	e.Start(e.CreateStateMachine("hb", heartbeatDefinition), `{}`)
 	tok := token(t, worker)
 	ctx := context.Background()
-	require.ErrorIs(t, e.svc.SendTaskSuccess(ctx, "not-a-token", `{}`), sfn.ErrCode(sfn.CodeInvalidToken))
-	require.ErrorIs(t, e.svc.SendTaskHeartbeat(ctx, "not-a-token"), sfn.ErrCode(sfn.CodeInvalidToken))
-	require.ErrorIs(t, e.svc.SendTaskSuccess(ctx, tok, `{not json`), sfn.ErrCode(sfn.CodeInvalidOutput))
+	require.ErrorIs(t, e.Service.SendTaskSuccess(ctx, "not-a-token", `{}`), sfn.ErrCode(sfn.CodeInvalidToken))
+	require.ErrorIs(t, e.Service.SendTaskHeartbeat(ctx, "not-a-token"), sfn.ErrCode(sfn.CodeInvalidToken))
+	require.ErrorIs(t, e.Service.SendTaskSuccess(ctx, tok, `{not json`), sfn.ErrCode(sfn.CodeInvalidOutput))
 }

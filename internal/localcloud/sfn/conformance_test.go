@@ -87,7 +87,7 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 	for resource, responses := range tc.Tasks {
 		f := newFake(responses...)
 		fakes[resource] = f
-		e.res.Handle(resource, f)
+		e.Resources.Handle(resource, f)
 	}
 	ctx := context.Background()
 	definition := string(tc.Definition)
@@ -95,7 +95,7 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 	if json.Unmarshal(tc.Definition, &verbatim) == nil {
 		definition = verbatim // a definition given as a string is used as is, e.g. invalid JSON
 	}
-	sm, err := e.svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "conformance", Definition: definition})
+	sm, err := e.Service.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "conformance", Definition: definition})
 	if len(tc.Expect.InvalidDefinition) > 0 {
 		require.Error(t, err)
 		require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeInvalidDefinition))
@@ -122,9 +122,9 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 		require.NoError(t, err)
 		input = string(raw)
 	}
-	started, err := e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Name: "run", Input: input})
+	started, err := e.Service.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Name: "run", Input: input})
 	require.NoError(t, err)
-	x := e.wait(started.ARN)
+	x := e.Wait(started.ARN)
 	require.Equal(t, tc.Expect.Status, x.Status, "error %q cause %q", x.Error, x.Cause)
 	if tc.Expect.Output != nil {
 		require.JSONEq(t, string(tc.Expect.Output), x.Output)
@@ -139,7 +139,7 @@ func runConformanceCase(t *testing.T, tc conformanceCase) {
 		require.Contains(t, x.Cause, tc.Expect.CauseContains)
 	}
 	if tc.Expect.Events != nil {
-		require.Equal(t, tc.Expect.Events, e.eventTypes(x.ARN))
+		require.Equal(t, tc.Expect.Events, e.EventTypes(x.ARN))
 	}
 	for resource, want := range tc.Expect.TaskInputs {
 		got := fakes[resource].inputs()

@@ -17,6 +17,10 @@
 //	x, _ := svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Input: `{}`})
 //	done, _ := svc.WaitForCompletion(ctx, x.ARN)
 //
+// A test builds all of this with package sfntest, which also reads the
+// repository's statemachines/, serves the HTTP API to an AWS SDK client
+// and runs Lambda handlers in process.
+//
 // # Contracts
 //
 // Definitions are parsed and validated by CreateStateMachine and

@@ -3,7 +3,6 @@ package sfn_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,94 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 )
 
 // epoch is where virtual time starts in every test.
 var epoch = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// env is the setup bundle: a service on a virtual clock that skips idle
-// time, and its resource registry.
-type env struct {
-	t        *testing.T
-	clock    *clock.Virtual
-	res      *sfn.Resources
-	svc      *sfn.Service
-	machines int
-}
-
-func setup(t *testing.T) *env {
-	t.Helper()
-	clk := clock.NewVirtual(epoch)
-	res := sfn.NewResources()
-	svc := sfn.New(sfn.Options{Clock: clk, Resources: res})
-	stop := clk.AutoAdvance()
-	t.Cleanup(func() {
-		svc.Close()
-		stop()
-	})
-	return &env{t: t, clock: clk, res: res, svc: svc}
-}
+// setup is an executor on a virtual clock that skips idle time, with its
+// resource registry (package sfntest).
+func setup(t *testing.T) *sfntest.Env { return sfntest.New(t, sfntest.Options{Start: epoch}) }
 
 // manual is setup without auto-advance: time moves only with Advance.
-func manual(t *testing.T) *env {
-	t.Helper()
-	clk := clock.NewVirtual(epoch)
-	res := sfn.NewResources()
-	svc := sfn.New(sfn.Options{Clock: clk, Resources: res})
-	t.Cleanup(svc.Close)
-	return &env{t: t, clock: clk, res: res, svc: svc}
-}
-
-// advance waits until every execution is blocked, then moves time by d.
-func (e *env) advance(d time.Duration) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(e.t, e.clock.WaitIdle(ctx))
-	e.clock.Advance(d)
-}
-
-func (e *env) create(name, definition string) string {
-	e.t.Helper()
-	sm, err := e.svc.CreateStateMachine(context.Background(), sfn.CreateStateMachineInput{
-		Name: name, Definition: definition, RoleArn: "arn:aws:iam::000000000000:role/sfn"})
-	require.NoError(e.t, err)
-	return sm.ARN
-}
-
-func (e *env) start(machine, input string) string {
-	e.t.Helper()
-	x, err := e.svc.StartExecution(context.Background(), sfn.StartExecutionInput{StateMachineArn: machine, Input: input})
-	require.NoError(e.t, err)
-	return x.ARN
-}
-
-func (e *env) wait(arn string) sfn.Execution {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	x, err := e.svc.WaitForCompletion(ctx, arn)
-	require.NoError(e.t, err)
-	return x
-}
-
-// run creates a machine, runs it on input and waits for the end.
-func (e *env) run(definition, input string) sfn.Execution {
-	e.t.Helper()
-	e.machines++
-	return e.wait(e.start(e.create(fmt.Sprintf("machine-%d", e.machines), definition), input))
-}
-
-func (e *env) eventTypes(arn string) []string {
-	e.t.Helper()
-	h, err := e.svc.GetExecutionHistory(context.Background(), arn)
-	require.NoError(e.t, err)
-	out := make([]string, len(h))
-	for i, ev := range h {
-		out[i] = ev.Type
-	}
-	return out
+func manual(t *testing.T) *sfntest.Env {
+	return sfntest.New(t, sfntest.Options{Start: epoch, Manual: true})
 }
 
 // fakeTask is a scripted task handler: it answers with its responses in
@@ -162,8 +86,8 @@ func (f *fakeTask) inputs() []string {
 func TestSequentialStatesAndHistory(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.res.Handle("arn:aws:states:::test:echo", newFake(fakeResponse{Echo: true}))
-	x := e.run(`{"StartAt":"A","States":{
+	e.Resources.Handle("arn:aws:states:::test:echo", newFake(fakeResponse{Echo: true}))
+	x := e.Run(`{"StartAt":"A","States":{
 		"A":{"Type":"Pass","Result":{"n":1},"ResultPath":"$.a","Next":"W"},
 		"W":{"Type":"Wait","Seconds":600,"Next":"T"},
 		"T":{"Type":"Task","Resource":"arn:aws:states:::test:echo","Parameters":{"v.$":"$.a.n"},"ResultPath":"$.t","End":true}}}`, `{"x":true}`)
@@ -171,5 +95,5 @@ func TestSequentialStatesAndHistory(t *testing.T) {
 	require.JSONEq(t, `{"x":true,"a":{"n":1},"t":{"v":1}}`, x.Output)
 	require.Equal(t, 10*time.Minute, x.StopDate.Sub(x.StartDate))
 	require.Equal(t, []string{"ExecutionStarted", "PassStateEntered", "PassStateExited", "WaitStateEntered", "WaitStateExited",
-		"TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSucceeded", "TaskStateExited", "ExecutionSucceeded"}, e.eventTypes(x.ARN))
+		"TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSucceeded", "TaskStateExited", "ExecutionSucceeded"}, e.EventTypes(x.ARN))
 }

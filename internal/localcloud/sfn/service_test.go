@@ -21,7 +21,7 @@ const waitDefinition = `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":36
 func TestLongExecutionKeepsWholeHistory(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	arn := e.start(e.create("long", `{
+	arn := e.Start(e.CreateStateMachine("long", `{
 	  "StartAt": "Init",
 	  "States": {
 	    "Init": {"Type": "Pass", "Result": {"i": 0}, "Next": "Sleep"},
@@ -30,12 +30,12 @@ func TestLongExecutionKeepsWholeHistory(t *testing.T) {
 	    "More": {"Type": "Choice", "Choices": [{"Variable": "$.i", "NumericLessThan": 10, "Next": "Sleep"}], "Default": "Done"},
 	    "Done": {"Type": "Succeed"}
 	  }}`), `{}`)
-	x := e.wait(arn)
+	x := e.Wait(arn)
 	require.Equal(t, sfn.StatusSucceeded, x.Status)
 	require.JSONEq(t, `{"i":10}`, x.Output)
 	require.Equal(t, 10*time.Hour, x.StopDate.Sub(x.StartDate))
 
-	h, err := e.svc.GetExecutionHistory(context.Background(), arn)
+	h, err := e.Service.GetExecutionHistory(context.Background(), arn)
 	require.NoError(t, err)
 	require.Len(t, h, 1+2+10*6+2+1)
 	require.Equal(t, sfn.EventExecutionStarted, h[0].Type)
@@ -59,9 +59,9 @@ func TestStartExecutionNamesAreIdempotent(t *testing.T) {
 	t.Parallel()
 	e := manual(t)
 	ctx := context.Background()
-	machine := e.create("idem", waitDefinition)
+	machine := e.CreateStateMachine("idem", waitDefinition)
 	start := func(input string) (sfn.Execution, error) {
-		return e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: machine, Name: "purchase-1", Input: input})
+		return e.Service.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: machine, Name: "purchase-1", Input: input})
 	}
 	first, err := start(`{"a": 1}`)
 	require.NoError(t, err)
@@ -73,12 +73,12 @@ func TestStartExecutionNamesAreIdempotent(t *testing.T) {
 	_, err = start(`{"a":2}`)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeExecutionAlreadyExists))
 
-	e.advance(time.Hour)
-	e.wait(first.ARN)
+	e.Advance(time.Hour)
+	e.Wait(first.ARN)
 	_, err = start(`{"a":1}`)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeExecutionAlreadyExists), "a closed execution's name cannot be reused")
 
-	list, err := e.svc.ListExecutions(ctx, machine, "")
+	list, err := e.Service.ListExecutions(ctx, machine, "")
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 }
@@ -88,24 +88,24 @@ func TestStopExecutionAbortsTask(t *testing.T) {
 	e := setup(t)
 	var cancelled atomic.Bool
 	started := make(chan struct{})
-	e.res.Handle("arn:aws:states:::test:slow", sfn.TaskFunc(func(ctx context.Context, _ sfn.TaskRequest) (json.RawMessage, error) {
+	e.Resources.Handle("arn:aws:states:::test:slow", sfn.TaskFunc(func(ctx context.Context, _ sfn.TaskRequest) (json.RawMessage, error) {
 		close(started)
 		sfn.Blocked(ctx, func() { <-ctx.Done() })
 		cancelled.Store(true)
 		return nil, ctx.Err()
 	}))
-	arn := e.start(e.create("stop", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::test:slow","End":true}}}`), `{}`)
+	arn := e.Start(e.CreateStateMachine("stop", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::test:slow","End":true}}}`), `{}`)
 	<-started
-	x, err := e.svc.StopExecution(context.Background(), arn, "Operator.Stop", "stopped by a test")
+	x, err := e.Service.StopExecution(context.Background(), arn, "Operator.Stop", "stopped by a test")
 	require.NoError(t, err)
 	require.Equal(t, sfn.StatusAborted, x.Status)
 	require.Equal(t, "Operator.Stop", x.Error)
 	require.Equal(t, "stopped by a test", x.Cause)
 	require.Eventually(t, cancelled.Load, 5*time.Second, time.Millisecond, "the handler's context is cancelled")
 	require.Equal(t, []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskStateAborted", "ExecutionAborted"},
-		e.eventTypes(arn))
+		e.EventTypes(arn))
 
-	again, err := e.svc.StopExecution(context.Background(), arn, "", "")
+	again, err := e.Service.StopExecution(context.Background(), arn, "", "")
 	require.NoError(t, err, "stopping a closed execution changes nothing")
 	require.Equal(t, x.StopDate, again.StopDate)
 }
@@ -114,15 +114,15 @@ func TestUpdateKeepsRunningExecutionsOnTheirDefinition(t *testing.T) {
 	t.Parallel()
 	e := manual(t)
 	ctx := context.Background()
-	machine := e.create("upd", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"Next":"P"},"P":{"Type":"Pass","Result":"v1","End":true}}}`)
-	old := e.start(machine, `{}`)
+	machine := e.CreateStateMachine("upd", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":60,"Next":"P"},"P":{"Type":"Pass","Result":"v1","End":true}}}`)
+	old := e.Start(machine, `{}`)
 	v2 := `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"v2","End":true}}}`
-	_, err := e.svc.UpdateStateMachine(ctx, machine, &v2, nil)
+	_, err := e.Service.UpdateStateMachine(ctx, machine, &v2, nil)
 	require.NoError(t, err)
-	require.Equal(t, `"v2"`, e.wait(e.start(machine, `{}`)).Output)
-	e.advance(time.Minute)
-	require.Equal(t, `"v1"`, e.wait(old).Output)
-	sm, err := e.svc.DescribeStateMachineForExecution(ctx, old)
+	require.Equal(t, `"v2"`, e.Wait(e.Start(machine, `{}`)).Output)
+	e.Advance(time.Minute)
+	require.Equal(t, `"v1"`, e.Wait(old).Output)
+	sm, err := e.Service.DescribeStateMachineForExecution(ctx, old)
 	require.NoError(t, err)
 	require.Contains(t, sm.Definition, `"v1"`)
 }
@@ -132,44 +132,44 @@ func TestStateMachineLifecycle(t *testing.T) {
 	e := manual(t)
 	ctx := context.Background()
 	in := sfn.CreateStateMachineInput{Name: "life", Definition: passDefinition, RoleArn: "arn:aws:iam::000000000000:role/r"}
-	sm, err := e.svc.CreateStateMachine(ctx, in)
+	sm, err := e.Service.CreateStateMachine(ctx, in)
 	require.NoError(t, err)
 	require.Equal(t, "arn:aws:states:us-east-1:000000000000:stateMachine:life", sm.ARN)
-	again, err := e.svc.CreateStateMachine(ctx, in)
+	again, err := e.Service.CreateStateMachine(ctx, in)
 	require.NoError(t, err, "creating the same machine twice is idempotent")
 	require.Equal(t, sm.CreationDate, again.CreationDate)
 
 	in.Definition = waitDefinition
-	_, err = e.svc.CreateStateMachine(ctx, in)
+	_, err = e.Service.CreateStateMachine(ctx, in)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeStateMachineAlreadyExists))
-	_, err = e.svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "bad name", Definition: passDefinition})
+	_, err = e.Service.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "bad name", Definition: passDefinition})
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeInvalidName))
-	_, err = e.svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "fast", Definition: passDefinition, Type: "EXPRESS"})
+	_, err = e.Service.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "fast", Definition: passDefinition, Type: "EXPRESS"})
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeStateMachineTypeNotSupp))
-	_, err = e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Input: `{oops`})
+	_, err = e.Service.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN, Input: `{oops`})
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeInvalidExecutionInput))
 
-	done := e.wait(e.start(sm.ARN, `{"k":1}`))
+	done := e.Wait(e.Start(sm.ARN, `{"k":1}`))
 	require.Equal(t, sfn.StatusSucceeded, done.Status)
-	running := e.start(e.create("life2", waitDefinition), `{}`)
-	list, err := e.svc.ListExecutions(ctx, sm.ARN, sfn.StatusSucceeded)
+	running := e.Start(e.CreateStateMachine("life2", waitDefinition), `{}`)
+	list, err := e.Service.ListExecutions(ctx, sm.ARN, sfn.StatusSucceeded)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 
-	require.NoError(t, e.svc.DeleteStateMachine(ctx, sm.ARN))
-	_, err = e.svc.DescribeStateMachine(ctx, sm.ARN)
+	require.NoError(t, e.Service.DeleteStateMachine(ctx, sm.ARN))
+	_, err = e.Service.DescribeStateMachine(ctx, sm.ARN)
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeStateMachineDoesNotExist))
-	_, err = e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN})
+	_, err = e.Service.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN})
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeStateMachineDoesNotExist))
-	kept, err := e.svc.DescribeExecution(ctx, done.ARN)
+	kept, err := e.Service.DescribeExecution(ctx, done.ARN)
 	require.NoError(t, err, "executions outlive their deleted machine")
 	require.JSONEq(t, `{"k":1}`, kept.Output)
 
-	_, err = e.svc.DescribeExecution(ctx, "arn:aws:states:us-east-1:000000000000:execution:life:nope")
+	_, err = e.Service.DescribeExecution(ctx, "arn:aws:states:us-east-1:000000000000:execution:life:nope")
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeExecutionDoesNotExist))
-	_, err = e.svc.DescribeExecution(ctx, "not-an-arn")
+	_, err = e.Service.DescribeExecution(ctx, "not-an-arn")
 	require.ErrorIs(t, err, sfn.ErrCode(sfn.CodeInvalidArn))
-	x, err := e.svc.DescribeExecution(ctx, running)
+	x, err := e.Service.DescribeExecution(ctx, running)
 	require.NoError(t, err)
 	require.Equal(t, sfn.StatusRunning, x.Status)
 }
@@ -178,7 +178,7 @@ func TestMapRespectsMaxConcurrency(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	var inFlight, peak atomic.Int32
-	e.res.Handle("arn:aws:states:::test:work", sfn.TaskFunc(func(ctx context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
+	e.Resources.Handle("arn:aws:states:::test:work", sfn.TaskFunc(func(ctx context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
 		n := inFlight.Add(1)
 		for {
 			p := peak.Load()
@@ -190,7 +190,7 @@ func TestMapRespectsMaxConcurrency(t *testing.T) {
 		inFlight.Add(-1)
 		return req.Input, nil
 	}))
-	x := e.run(`{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":2,"ItemsPath":"$.items",
+	x := e.Run(`{"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":2,"ItemsPath":"$.items",
 	  "ItemSelector":{"i.$":"$$.Map.Item.Index","v.$":"$$.Map.Item.Value"},
 	  "ItemProcessor":{"StartAt":"W","States":{"W":{"Type":"Task","Resource":"arn:aws:states:::test:work","End":true}}},
 	  "ResultSelector":{"n.$":"States.ArrayLength($)","last.$":"$[-1]"},"End":true}}}`,

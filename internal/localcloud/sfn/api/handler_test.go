@@ -4,27 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/api"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 )
 
 // fixture is an executor on a virtual clock that skips idle time, served
-// over HTTP, and an AWS SDK client pointed at it.
+// over HTTP, and an AWS SDK client pointed at it (package sfntest).
 type fixture struct {
-	svc    *sfn.Service
-	res    *sfn.Resources
 	url    string
 	client *awssfn.Client
 	tokens chan string
@@ -32,28 +27,13 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	res := sfn.NewResources()
-	svc := sfn.New(sfn.Options{Clock: clk, Resources: res})
-	f := &fixture{svc: svc, res: res, tokens: make(chan string, 10)}
+	e := sfntest.New(t, sfntest.Options{})
+	f := &fixture{url: e.URL(), client: e.Client(), tokens: make(chan string, 10)}
 	// A callback resource whose handler only hands out the token.
-	res.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", sfn.TaskFunc(func(_ context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
+	e.Handle("arn:aws:states:::sqs:sendMessage.waitForTaskToken", sfn.TaskFunc(func(_ context.Context, req sfn.TaskRequest) (json.RawMessage, error) {
 		f.tokens <- req.TaskToken
 		return json.RawMessage(`{"MessageId":"m-1"}`), nil
 	}))
-	srv := httptest.NewServer(api.NewHandler(svc))
-	stop := clk.AutoAdvance()
-	t.Cleanup(func() {
-		srv.Close()
-		svc.Close()
-		stop()
-	})
-	f.url = srv.URL
-	f.client = awssfn.New(awssfn.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(srv.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-	})
 	return f
 }
 

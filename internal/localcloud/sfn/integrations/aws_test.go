@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -20,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
 	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
+	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 )
 
 // emulatorConfig points the SDK at the kumo server all tests share (kumo's
@@ -44,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // awsEnv is an executor whose integrations call the emulator.
 type awsEnv struct {
-	svc *sfn.Service
+	*sfntest.Env
 	cfg integrations.Config
 	ddb *dynamodb.Client
 	sqs *sqs.Client
@@ -53,17 +52,9 @@ type awsEnv struct {
 
 func setupAWS(t *testing.T) *awsEnv {
 	t.Helper()
-	cfg := integrations.FromAWSConfig(emulatorConfig, newFunctions())
-	res := sfn.NewResources()
-	integrations.Register(res, cfg)
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	svc := sfn.New(sfn.Options{Clock: clk, Resources: res})
-	stop := clk.AutoAdvance()
-	t.Cleanup(func() {
-		svc.Close()
-		stop()
-	})
-	return &awsEnv{svc: svc, cfg: cfg, ddb: cfg.DynamoDB.(*dynamodb.Client), sqs: cfg.SQS.(*sqs.Client), sns: cfg.SNS.(*sns.Client)}
+	cfg := integrations.FromAWSConfig(emulatorConfig, sfntest.NewFunctions())
+	e := sfntest.New(t, sfntest.Options{Integrations: cfg})
+	return &awsEnv{Env: e, cfg: cfg, ddb: cfg.DynamoDB.(*dynamodb.Client), sqs: cfg.SQS.(*sqs.Client), sns: cfg.SNS.(*sns.Client)}
 }
 
 func (e *awsEnv) queue(t *testing.T, name string) string {
@@ -92,7 +83,7 @@ func TestDynamoDBItemOperations(t *testing.T) {
 		BillingMode:          ddbtypes.BillingModePayPerRequest,
 	})
 	require.NoError(t, err)
-	x, h := run(t, e.svc, `{
+	x, h := run(t, e.Env, `{
 	  "StartAt": "Put",
 	  "States": {
 	    "Put": {"Type": "Task", "Resource": "arn:aws:states:::dynamodb:putItem",
@@ -155,7 +146,7 @@ func TestSQSSendAndCallback(t *testing.T) {
 	ctx := context.Background()
 	url := e.queue(t, "sfn-notifications")
 
-	x, _ := run(t, e.svc, `{"StartAt":"Send","States":{"Send":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage",
+	x, _ := run(t, e.Env, `{"StartAt":"Send","States":{"Send":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage",
 	  "Parameters":{"QueueUrl":"`+url+`","MessageBody":{"event":"purchase.confirmed","id.$":"$.id"},
 	    "MessageAttributes":{"type":{"DataType":"String","StringValue":"purchase"}}},
 	  "ResultSelector":{"id.$":"$.MessageId","md5.$":"$.MD5OfMessageBody"},"End":true}}}`, `{"id":"p-1"}`)
@@ -170,16 +161,16 @@ func TestSQSSendAndCallback(t *testing.T) {
 	// worker reads it from the queue and completes the task. (No
 	// TimeoutSeconds: with AutoAdvance it would expire before the worker
 	// answers, as the executor is idle while it waits.)
-	sm, err := e.svc.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "cb", Definition: `{"StartAt":"Hold","States":{"Hold":{
+	sm, err := e.Service.CreateStateMachine(ctx, sfn.CreateStateMachineInput{Name: "cb", Definition: `{"StartAt":"Hold","States":{"Hold":{
 	  "Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage.waitForTaskToken",
 	  "Parameters":{"QueueUrl":"` + url + `","MessageBody":{"token.$":"$$.Task.Token"}},"End":true}}}`})
 	require.NoError(t, err)
-	started, err := e.svc.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN})
+	started, err := e.Service.StartExecution(ctx, sfn.StartExecutionInput{StateMachineArn: sm.ARN})
 	require.NoError(t, err)
 	var msg struct{ Token string }
 	require.NoError(t, json.Unmarshal([]byte(e.receive(t, url)), &msg))
-	require.NoError(t, e.svc.SendTaskSuccess(ctx, msg.Token, `{"worker":"done"}`))
-	done, err := e.svc.WaitForCompletion(ctx, started.ARN)
+	require.NoError(t, e.Service.SendTaskSuccess(ctx, msg.Token, `{"worker":"done"}`))
+	done, err := e.Service.WaitForCompletion(ctx, started.ARN)
 	require.NoError(t, err)
 	require.Equal(t, sfn.StatusSucceeded, done.Status)
 	require.JSONEq(t, `{"worker":"done"}`, done.Output)
@@ -198,7 +189,7 @@ func TestSNSPublishReachesSubscribedQueue(t *testing.T) {
 		Endpoint: aws.String(attrs.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": "true"}})
 	require.NoError(t, err)
 
-	x, _ := run(t, e.svc, `{"StartAt":"Publish","States":{"Publish":{"Type":"Task","Resource":"arn:aws:states:::sns:publish",
+	x, _ := run(t, e.Env, `{"StartAt":"Publish","States":{"Publish":{"Type":"Task","Resource":"arn:aws:states:::sns:publish",
 	  "Parameters":{"TopicArn":"`+aws.ToString(topic.TopicArn)+`","Message":{"purchase.$":"$.id"},"Subject":"purchase"},
 	  "ResultSelector":{"id.$":"$.MessageId"},"End":true}}}`, `{"id":"p-7"}`)
 	require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
@@ -209,7 +200,7 @@ func TestSNSPublishReachesSubscribedQueue(t *testing.T) {
 func TestServiceErrorsAreNamedByService(t *testing.T) {
 	t.Parallel()
 	e := setupAWS(t)
-	x, h := run(t, e.svc, `{"StartAt":"Send","States":{"Send":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage",
+	x, h := run(t, e.Env, `{"StartAt":"Send","States":{"Send":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage",
 	  "Parameters":{"QueueUrl":"`+aws.ToString(emulatorConfig.BaseEndpoint)+`/000000000000/no-such-queue","MessageBody":"x"},
 	  "Catch":[{"ErrorEquals":["States.TaskFailed"],"Next":"Failed"}],"End":true},
 	  "Failed":{"Type":"Pass","End":true}}}`, `{}`)
@@ -223,7 +214,7 @@ func TestServiceErrorsAreNamedByService(t *testing.T) {
 func TestIntegrationParametersAreChecked(t *testing.T) {
 	t.Parallel()
 	e := setupAWS(t)
-	_, err := e.svc.CreateStateMachine(context.Background(), sfn.CreateStateMachineInput{Name: "bad", Definition: `{"StartAt":"P","States":{
+	_, err := e.Service.CreateStateMachine(context.Background(), sfn.CreateStateMachineInput{Name: "bad", Definition: `{"StartAt":"P","States":{
 	  "P":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:putItem","Parameters":{"TableName":"t","Itme":{}},"Next":"S"},
 	  "S":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage","Parameters":{"QueueUrl":"q","Body":"x"},"Next":"N"},
 	  "N":{"Type":"Task","Resource":"arn:aws:states:::dynamodb:getItem.waitForTaskToken","Parameters":{},"End":true}}}`})
