@@ -29,9 +29,9 @@ run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); C
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
 	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
 
-# The adapters' contract suites: each runs once per engine (internal/localcloud/testkit).
+# The adapters' contract suites: each runs once per engine (localcloud/testkit).
 CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ \
-	./internal/api/ ./internal/exporter/ ./internal/reports/ ./internal/localcloud/ddbstream/
+	./internal/api/ ./internal/exporter/ ./internal/reports/ ./localcloud/internal/ddbstream/
 
 # On moto the e2e suite leaves out one test, the flood of 300 exports: moto
 # serves DynamoDB one call at a time and copies the tables a transaction

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/bench"
-	"github.com/clubdev/club/internal/localcloud/lambdart"
+	"github.com/clubdev/club/localcloud/lambdart"
 )
 
 // BenchmarkFunctionStart (benchmark 5) builds every function of the

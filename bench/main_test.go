@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/clubdev/club/bench"
-	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/localcloud"
 )
 
 var (

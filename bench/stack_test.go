@@ -23,9 +23,9 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/clubdev/club/bench"
-	"github.com/clubdev/club/internal/localcloud"
-	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 // stack is a running local cloud and the clients the benchmarks use on it.

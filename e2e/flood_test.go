@@ -18,8 +18,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/ops/queues"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // Work classes (docs/principles.md §1.7, docs/architecture.md): bulk work has its own

@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/apicontract"
-	"github.com/clubdev/club/internal/localcloud"
-	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/internal/userpool"
+	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 // stack is the deployed stack under test and how to reach it.

@@ -22,10 +22,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/issuer"
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/securitytest"
+	"github.com/clubdev/club/localcloud/issuer"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // signedToken signs claims for the stack's issuer with any method and key,

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/ops/queues"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 func loadTemplate(t *testing.T, params map[string]string) *template.Stack {

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/fault"
-	"github.com/clubdev/club/internal/localcloud/issuer"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 var seq atomic.Int64

@@ -18,9 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/clubdev/club/internal/localcloud"
-	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 var (

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/clubdev/club/internal/localcloud"
-	"github.com/clubdev/club/internal/localcloud/engine"
-	"github.com/clubdev/club/internal/localcloud/template"
+	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/engine"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 const usage = `club-local runs the Club backend locally: no Docker, no AWS account.

@@ -20,9 +20,9 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud"
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 func freeAddr(t *testing.T) string {

@@ -25,17 +25,17 @@ import (
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/idempotency"
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/invoke"
-	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/clock"
-	"github.com/clubdev/club/internal/localcloud/sfn/integrations"
-	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/payment"
 	"github.com/clubdev/club/internal/relay"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/internal/webhooksig"
+	"github.com/clubdev/club/localcloud/invoke"
+	"github.com/clubdev/club/localcloud/sfn"
+	"github.com/clubdev/club/localcloud/sfn/clock"
+	"github.com/clubdev/club/localcloud/sfn/integrations"
+	"github.com/clubdev/club/localcloud/sfn/sfntest"
 )
 
 // The saga runs end to end in this test process: the team's Step Functions

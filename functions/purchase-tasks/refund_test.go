@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/sfn"
 	"github.com/clubdev/club/internal/payment"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
+	"github.com/clubdev/club/localcloud/sfn"
 )
 
 // confirmed runs a purchase through the happy path.

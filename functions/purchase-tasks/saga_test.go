@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/sfn"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
+	"github.com/clubdev/club/localcloud/sfn"
 )
 
 // Happy path: reserved → payment_pending with a payment id → the student

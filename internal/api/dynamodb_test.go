@@ -16,8 +16,8 @@ import (
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // dynamo talks to the engine the tests run on now (testkit: the package runs

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/template"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // TestTheTemplateDeploysTheDocumentsRoutes: infra/template.yaml gives API

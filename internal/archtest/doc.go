@@ -4,8 +4,8 @@
 //   - the domain (internal/club/...) imports no AWS SDK, no adapter
 //     (internal/store, internal/payment, …), no function or function logic,
 //     and nothing of the harness;
-//   - the local cloud (internal/localcloud/..., and localcloud/... once it
-//     moves there) imports no domain, adapter, function or function-logic
+//   - the local cloud (localcloud/..., a top-level wing of the module)
+//     imports no domain, adapter, function or function-logic
 //     package, and from the rest of the module only the short list in
 //     localCloudMayImport, each entry with its reason;
 //   - product code (everything that ships in a function or in clubctl: the

@@ -55,11 +55,11 @@ var (
 		"internal/api", "internal/relay", "internal/exporter", "internal/reports", "internal/sqsconsumer", "internal/notifier",
 	}}
 	functions  = layer{"a function", []string{"functions"}}
-	localCloud = layer{"the local cloud", []string{"internal/localcloud", "localcloud"}}
+	localCloud = layer{"the local cloud", []string{"localcloud"}}
 	// harness is what runs, tests or measures the system and is never
 	// deployed: the programs, the suites that drive a whole stack, and the
 	// local cloud.
-	harness = layer{"the harness", []string{"cmd", "e2e", "bench", "reliability", "localstack", "internal/localcloud", "localcloud"}}
+	harness = layer{"the harness", []string{"cmd", "e2e", "bench", "reliability", "localstack", "localcloud"}}
 	// testSupport are packages only tests import: by convention every
 	// package whose name ends in "test" (storetest, purchasetest, opstest,
 	// securitytest, …), and the ones listed here.

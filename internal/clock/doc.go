@@ -2,7 +2,7 @@
 // the sandboxes (rate limits, refund delays, webhook backoff, injected
 // latency), the mail client's retry waits and the local cloud's schedules.
 // Tests advance a fake clock instead of sleeping. (The Step Functions
-// executor has its own clock, internal/localcloud/sfn/clock, with timers and
+// executor has its own clock, localcloud/sfn/clock, with timers and
 // a virtual clock that advances itself.)
 //
 // Real is the wall clock. Fake starts at a fixed instant and moves only when

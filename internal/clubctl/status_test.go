@@ -20,11 +20,11 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/alarms"
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/ops/cwmetric"
 	"github.com/clubdev/club/internal/ops/opstest"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/localcloud/alarms"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // stackEnv is a stack on kumo: the club's three consumer queues with their

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clubdev/club/internal/localcloud/issuer"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 // Roles are the values of cognito:groups the API understands.

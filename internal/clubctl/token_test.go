@@ -19,10 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/clubctl"
-	"github.com/clubdev/club/internal/localcloud/gateway"
-	"github.com/clubdev/club/internal/localcloud/invoke"
-	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
+	"github.com/clubdev/club/localcloud/gateway"
+	"github.com/clubdev/club/localcloud/invoke"
+	"github.com/clubdev/club/localcloud/issuer"
 )
 
 const audience = "club-local"

@@ -28,11 +28,11 @@ import (
 	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/exporter"
-	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sqsconsumer"
 	"github.com/clubdev/club/internal/sqsconsumer/sqsconsumertest"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // The engine the tests run on now (testkit: the package runs once on kumo

@@ -21,9 +21,9 @@ import (
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
 	"github.com/clubdev/club/internal/club/outbox"
-	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/relay"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // The engine the tests run on now (testkit: the package runs once on kumo

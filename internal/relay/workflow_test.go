@@ -12,10 +12,10 @@ import (
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/outbox"
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/relay"
 	"github.com/clubdev/club/internal/sfnclient"
+	"github.com/clubdev/club/localcloud/sfn"
+	"github.com/clubdev/club/localcloud/sfn/sfntest"
 )
 
 // fakeExecutions records starts and fails the names in failOn once.

@@ -20,9 +20,9 @@ import (
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/operation"
-	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/reports"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // The engine the tests run on now (testkit: the package runs once on kumo

@@ -5,7 +5,7 @@
 // events carry no personal data.
 //
 // The checks read the template through the local cloud's own parser
-// (internal/localcloud/template), so they see exactly the resources,
+// (localcloud/template), so they see exactly the resources,
 // resolved names and ARNs that both `sam deploy` and the local cloud use.
 // Each check returns findings, one per violation, naming the resource; an
 // empty result is a pass. They are plain functions over a parsed stack and

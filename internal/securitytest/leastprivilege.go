@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clubdev/club/internal/localcloud/template"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // Finding is one violation, naming the resource (its logical ID) it is about.

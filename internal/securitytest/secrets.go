@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clubdev/club/internal/localcloud/template"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // secretName matches environment variable names that announce a secret.

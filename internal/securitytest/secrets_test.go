@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/securitytest"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // The API gets the name of the webhook secret's SSM parameter, never the

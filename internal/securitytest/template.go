@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/clubdev/club/internal/localcloud/template"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // EncryptionAtRest reports every table, queue and topic that is not

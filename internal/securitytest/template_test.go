@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/api"
-	"github.com/clubdev/club/internal/localcloud/template"
 	"github.com/clubdev/club/internal/securitytest"
+	"github.com/clubdev/club/localcloud/template"
 )
 
 // publicPaths are the routes anyone may call (docs/principles.md §5).

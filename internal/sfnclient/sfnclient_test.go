@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club/purchase"
-	"github.com/clubdev/club/internal/localcloud/sfn"
-	"github.com/clubdev/club/internal/localcloud/sfn/sfntest"
 	"github.com/clubdev/club/internal/sfnclient"
+	"github.com/clubdev/club/localcloud/sfn"
+	"github.com/clubdev/club/localcloud/sfn/sfntest"
 )
 
 const waitResource = "arn:aws:states:::test:wait.waitForTaskToken"

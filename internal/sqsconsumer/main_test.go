@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clubdev/club/internal/localcloud/testkit"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // client talks to the engine the tests run on now (testkit: the package runs

@@ -25,9 +25,9 @@ import (
 	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
-	"github.com/clubdev/club/internal/localcloud/sqsage"
-	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/store"
+	"github.com/clubdev/club/localcloud/sqsage"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // Region is the region every test client uses.

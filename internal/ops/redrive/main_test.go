@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/clubdev/club/internal/localcloud/testkit"
+	"github.com/clubdev/club/localcloud/testkit"
 )
 
 // The package's tests run once on kumo and once on moto (opstest.Endpoint

@@ -1,0 +1,85 @@
+package localcloud
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/clubdev/club/localcloud/internal/front"
+)
+
+// Stats is a snapshot of what the local cloud's own machinery did, served at
+// GET /_club/stats on the endpoint.
+type Stats struct {
+	Functions     map[string]any `json:"functions"`
+	SQSMappings   map[string]any `json:"sqs_mappings"`
+	StreamMapping map[string]any `json:"stream_mappings"`
+	// Endpoint is what the endpoint did to make up for answers lost on
+	// their way to a client (docs/local-cloud.md).
+	Endpoint EndpointStats `json:"endpoint"`
+}
+
+// EndpointStats count the endpoint's answers kept for SDK retries and for
+// pollers' lost receives, and how many of each were used.
+type EndpointStats struct {
+	Retries   front.RetryStats    `json:"sdk_retries"`
+	Receipts  front.ReceiptStats  `json:"receives"`
+	Conflicts front.ConflictStats `json:"transaction_conflicts"`
+}
+
+// controlHandler serves the local cloud's own endpoints under /_club/:
+// request counts (GET, and DELETE to reset), stats, readiness, the age of a
+// queue's oldest message read without receiving (package sqsage) and the
+// fault-injection control (faults.go).
+func (c *Cloud) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/_club/requests", c.counter)
+	faults := faultControl()
+	mux.Handle("/_club/faults", faults)
+	mux.Handle("/_club/faults/hit", faults)
+	// DynamoDB transaction conflicts, off until a test switches them on.
+	mux.Handle("/_club/dynamodb/conflicts", c.front.Conflicts())
+	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
+		if c.queueAges == nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+			return
+		}
+		c.queueAges.Handler().ServeHTTP(w, r)
+	})
+	mux.HandleFunc("GET /_club/stats", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, c.Stats())
+	})
+	mux.HandleFunc("GET /_club/health", func(w http.ResponseWriter, r *http.Request) {
+		if !c.ready.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+// Stats returns counters of functions and event source mappings.
+func (c *Cloud) Stats() Stats {
+	s := Stats{Functions: map[string]any{}, SQSMappings: map[string]any{}, StreamMapping: map[string]any{}}
+	if c.runtime != nil {
+		for name, st := range c.runtime.Stats() {
+			s.Functions[name] = st
+		}
+	}
+	if c.front != nil {
+		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
+	}
+	for key, p := range c.sqsPollers {
+		s.SQSMappings[key] = p.Stats()
+	}
+	for key, p := range c.streamPollers {
+		s.StreamMapping[key] = map[string]any{"stats": p.Stats(), "checkpoint": p.Checkpoint(), "lag": p.Lag()}
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,276 @@
+package front
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/clubdev/club/localcloud/internal/sqsquery"
+)
+
+// Routes are the handlers the local cloud provides itself. A nil handler
+// leaves that part of the API to kumo.
+type Routes struct {
+	// Runtime serves the Lambda Runtime API under /_runtime/.
+	Runtime http.Handler
+	// Invoke serves POST /2015-03-31/functions/{name}/invocations.
+	Invoke http.Handler
+	// DynamoDB receives every DynamoDB_20120810 call (the stream recorder,
+	// which forwards to kumo itself).
+	DynamoDB http.Handler
+	// Services serve whole services (by SigV4 service name: "lambda" for
+	// the Lambda API other than Invoke, "monitoring") that the engine should
+	// not: with moto, kumo keeps the functions, mappings and CloudWatch.
+	Services map[string]http.Handler
+	// Streams serves DynamoDBStreams_20120810.
+	Streams http.Handler
+	// StepFunctions serves AWSStepFunctions.
+	StepFunctions http.Handler
+	// Control serves the local cloud's own endpoints under /_club/.
+	Control http.Handler
+	// Fallback, when set, receives what no other route claims (SQS among
+	// it, the Query protocol already translated) and forwards it to kumo
+	// itself: the queue age tracker (package sqsage).
+	Fallback http.Handler
+}
+
+// Front is the endpoint's http.Handler.
+type Front struct {
+	routes Routes
+	kumo   http.Handler
+	// fallback serves what no route claims: kumo, behind a translation of
+	// the SQS Query protocol that older CLIs speak and kumo does not.
+	fallback  http.Handler
+	counter   *Counter
+	presign   presignVerifier
+	receipts  *receipts
+	deleted   *deletedHandles
+	answers   *answers
+	conflicts *conflicts
+	// serialEngine: see WithMotoEngine; serial is then the engine's
+	// handler.
+	serialEngine bool
+	serial       *SerialEngine
+}
+
+// Option configures a Front.
+type Option func(*Front)
+
+// WithCredentials gives the access keys the local cloud hands out, with
+// their secret keys. Presigned URLs are verified against them; one signed
+// with any other key is refused (InvalidAccessKeyId).
+func WithCredentials(keys map[string]string) Option {
+	return func(f *Front) {
+		f.presign.keys = make(map[string]string, len(keys))
+		for id, secret := range keys {
+			f.presign.keys[id] = secret
+		}
+	}
+}
+
+// WithLogger sets where the front reports what it did about lost answers
+// (default: nowhere).
+func WithLogger(l *slog.Logger) Option {
+	return func(f *Front) { f.answers.log = l }
+}
+
+// WithClock sets the clock presigned URLs' validity is checked against
+// (default time.Now), so tests can move past an expiry without waiting.
+func WithClock(now func() time.Time) Option {
+	return func(f *Front) { f.presign.now = now }
+}
+
+// WithMotoEngine says the engine behind the front is moto. It is not safe
+// under concurrent requests, so every call reaches it through Serialised,
+// the front's own calls included; and it refuses an unsigned read of a
+// private S3 object as S3 does, so a presigned request the front has
+// verified reaches it with its signature (moto does not check it).
+func WithMotoEngine() Option {
+	return func(f *Front) { f.serialEngine = true }
+}
+
+// New returns a front that proxies to the engine (kumo, or moto) at kumoURL.
+func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Front, error) {
+	u, err := url.Parse(kumoURL)
+	if err != nil {
+		return nil, err
+	}
+	f := &Front{routes: routes, counter: counter,
+		presign: presignVerifier{now: time.Now, signer: v4.NewSigner()},
+		deleted: newDeletedHandles(),
+		answers: newAnswers()}
+	for _, opt := range opts {
+		opt(f)
+	}
+	var kumo http.Handler = NewProxy(u)
+	if f.serialEngine {
+		f.serial = Serialised(kumo)
+		kumo = f.serial
+	}
+	f.kumo, f.fallback = kumo, sqsquery.New(kumo)
+	// The front's own calls to the engine go the way clients' calls do.
+	frontAWS := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", ""),
+		HTTPClient: &http.Client{Transport: handlerTransport{kumo}}}
+	f.receipts, f.conflicts = newReceipts(kumoURL, frontAWS), newConflicts(kumoURL, frontAWS)
+	return f, nil
+}
+
+// NewProxy returns a reverse proxy to kumo that streams responses as they
+// come (long polls) and keeps the client's Host header, which kumo uses for
+// virtual-host routing (S3 buckets, API Gateway).
+func NewProxy(target *url.URL) *httputil.ReverseProxy {
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1,
+		// A client that gives up (a long poll cancelled at shutdown) is
+		// normal; anything else is kumo failing and is reported as AWS
+		// would report an unreachable service.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	p.Transport = &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return p
+}
+
+// SetRoutes replaces the routes. Call it before serving: handlers such as the
+// stream recorder need Kumo() to be built.
+func (f *Front) SetRoutes(routes Routes) {
+	f.routes = routes
+	if routes.Fallback != nil {
+		f.fallback = sqsquery.New(routes.Fallback)
+	}
+}
+
+// EngineExclusive runs fn with the engine to itself (see
+// SerialEngine.Exclusive) when the engine is serialised; otherwise it runs
+// fn with the engine's handler at once, beside other requests.
+func (f *Front) EngineExclusive(fn func(next http.Handler)) {
+	if f.serial != nil {
+		f.serial.Exclusive(fn)
+		return
+	}
+	fn(f.kumo)
+}
+
+// Kumo returns the handler that forwards to kumo, for handlers (such as the
+// stream recorder) that sit in front of it.
+func (f *Front) Kumo() http.Handler { return f.kumo }
+
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case strings.HasPrefix(path, "/_runtime/"):
+		f.serve(f.routes.Runtime, w, r)
+		return
+	case strings.HasPrefix(path, "/_club/"):
+		f.serve(f.routes.Control, w, r)
+		return
+	}
+	op := classify(r)
+	f.counter.Add(op)
+	if isPresigned(r) {
+		// The engines do not check query-string signatures: the front
+		// does, and kumo then sees a plain request (moto the signed one).
+		if e := f.presign.verify(r); e != nil {
+			e.write(w)
+			return
+		}
+		if !f.serialEngine {
+			r = withoutPresignParams(r)
+		}
+	}
+	f.answers.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
+}
+
+// route hands a call to the part of the local cloud that answers it.
+func (f *Front) route(op Op, w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case op.Service == "lambda" && op.Operation == "Invoke" && lambdaInvokeRE.MatchString(path):
+		f.serve(f.routes.Invoke, w, r)
+	case f.routes.Services[op.Service] != nil:
+		f.routes.Services[op.Service].ServeHTTP(w, r)
+	case op.Service == "dynamodb" && op.Operation == "TransactWriteItems":
+		next := f.routes.DynamoDB
+		if next == nil {
+			next = f.kumo
+		}
+		f.conflicts.serve(next, w, r)
+	case op.Service == "dynamodb":
+		f.serve(f.routes.DynamoDB, w, r)
+	case op.Service == "dynamodbstreams":
+		f.serve(f.routes.Streams, w, r)
+	case op.Service == "states":
+		f.serve(f.routes.StepFunctions, w, r)
+	case op.Service == "sns" && op.Operation == "PublishBatch":
+		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
+	case op.Service == "sqs" && (op.Operation == "DeleteMessageBatch" || op.Operation == "DeleteMessage") && r.Header.Get("X-Amz-Target") != "":
+		next := f.routes.Fallback
+		if next == nil {
+			next = f.kumo
+		}
+		f.deleted.serveDelete(next, w, r, op.Operation == "DeleteMessageBatch")
+	case op.Service == "sqs" && op.Operation == "ReceiveMessage" && r.Header.Get(ReceiveTokenHeader) != "":
+		// Through the fallback route, so that the queue age tracker sees
+		// the pollers' receives as it sees everyone else's.
+		next := f.routes.Fallback
+		if next == nil {
+			next = f.kumo
+		}
+		f.receipts.serve(next, w, r, r.Header.Get(ReceiveTokenHeader))
+	default:
+		f.fallback.ServeHTTP(w, r)
+	}
+}
+
+// ReleaseReceive makes the messages of the ReceiveMessage answer recorded
+// under token (see ReceiveTokenHeader) visible again, and returns how many
+// it released. A caller whose answer was lost asks at once: it waits for
+// an answer still being written. An unknown or already released token
+// releases nothing.
+func (f *Front) ReleaseReceive(ctx context.Context, token string) (int, error) {
+	return f.receipts.release(ctx, token)
+}
+
+// ReceiptStats says how many answers were recorded and released.
+func (f *Front) ReceiptStats() ReceiptStats { return f.receipts.snapshot() }
+
+// Conflicts serves the switch of DynamoDB transaction conflicts (GET, PUT
+// {"enabled": true, "hold_ms": 20}, DELETE); see ConflictSettings.
+func (f *Front) Conflicts() http.Handler { return f.conflicts }
+
+// ConflictStats says whether transaction conflicts are on and how many
+// transactions met one.
+func (f *Front) ConflictStats() ConflictStats { return f.conflicts.snapshot() }
+
+// RetryStats says how many answers were kept for SDK retries and how many
+// retries were given one.
+func (f *Front) RetryStats() RetryStats { return f.answers.snapshot() }
+
+// serve uses h, or kumo when the local cloud does not provide h.
+func (f *Front) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if h == nil {
+		h = f.kumo
+	}
+	h.ServeHTTP(w, r)
+}
