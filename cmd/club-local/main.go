@@ -15,10 +15,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/state"
 	"github.com/clubdev/club/internal/localcloud/template"
 )
 
@@ -33,8 +36,14 @@ every resource, runs the event source mappings and schedules, serves the HTTP
 API, writes <state-dir>/stack.json and answers GET <api>/healthz with 200 once
 ready. Ctrl-C stops everything; no process is left behind.
 
+Data is kept across restarts in <state-dir>/state (tables, queues with their
+messages, topics, buckets, parameters, the DynamoDB streams and where each
+mapping has read to); --fresh starts empty, --persist=false keeps everything
+in memory. See docs/local-cloud.md.
+
 Examples:
   club-local                                  # what 'make run' does
+  club-local --fresh                          # start with empty tables and queues ('make reset')
   club-local --validate                       # check the template and stop
   club-local --endpoint 127.0.0.1:4600 --api 127.0.0.1:3100
   aws --endpoint-url http://127.0.0.1:4566 sqs list-queues
@@ -73,6 +82,9 @@ func run(args []string, stderr io.Writer) int {
 	tags := fs.String("tags", "", "comma-separated build tags for the functions")
 	quiet := fs.Bool("quiet", false, "do not echo function output (it is always in <state-dir>/logs)")
 	validate := fs.Bool("validate", false, "parse and check the template, print a summary and exit")
+	persist := fs.Bool("persist", true, "keep the data in <state-dir>/state across restarts")
+	fresh := fs.Bool("fresh", false, "empty <state-dir>/state before starting")
+	flushInterval := fs.Duration("snapshot-interval", time.Second, "how often the emulator's changed tables and queues are written to <state-dir>/state (a kill -9 loses at most about this much)")
 	overrides := params{}
 	fs.Var(overrides, "param", "template parameter override NAME=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +117,30 @@ func run(args []string, stderr io.Writer) int {
 		return 0
 	}
 
+	dataDir := ""
+	if *persist {
+		dataDir = filepath.Join(abs(*stateDir), "state")
+		if os.Getenv(preparedEnv) != dataDir {
+			// kumo reads its data directory when the process starts:
+			// check the directory, then start again with it set.
+			d, err := state.Open(dataDir, *fresh)
+			if err != nil {
+				fmt.Fprintln(stderr, "club-local:", err)
+				return 1
+			}
+			err = execSelf([]string{
+				preparedEnv + "=" + dataDir,
+				localcloud.KumoDataDirEnv + "=" + d.Kumo(),
+				localcloud.KumoFlushIntervalEnv + "=" + strconv.FormatInt(max(flushInterval.Milliseconds(), 1), 10),
+			})
+			fmt.Fprintln(stderr, "club-local: start again with the state directory:", err)
+			return 1
+		}
+	} else if *fresh {
+		fmt.Fprintln(stderr, "club-local: --fresh empties the state directory, which --persist=false does not use")
+		return 2
+	}
+
 	cfg := localcloud.Config{
 		ModuleRoot:    root,
 		TemplatePath:  abs(*tmpl),
@@ -117,6 +153,7 @@ func run(args []string, stderr io.Writer) int {
 		Parameters:    overrides,
 		ScheduleSpeed: *speed,
 		Logger:        log,
+		DataDir:       dataDir,
 	}
 	if *tags != "" {
 		cfg.BuildTags = strings.Split(*tags, ",")
@@ -138,6 +175,21 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// preparedEnv tells the re-executed club-local that the state directory it
+// names was checked (and emptied for --fresh) and KUMO_DATA_DIR is set.
+const preparedEnv = "CLUB_LOCAL_STATE_PREPARED"
+
+// execSelf replaces the process with the same program and arguments and env
+// added to the environment: same process id, so Ctrl-C and a supervisor's
+// signals still reach it. It returns only on failure.
+var execSelf = func(env []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(exe, os.Args, append(os.Environ(), env...))
 }
 
 // moduleRoot finds the directory holding go.mod, from the working directory up.

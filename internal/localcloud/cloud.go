@@ -100,6 +100,11 @@ type Config struct {
 	MailAddr    string
 	PaymentAddr string
 	NoSandboxes bool
+	// DataDir, if set, is a state directory (package state) the cloud
+	// keeps its data in across restarts: kumo's snapshots (the process
+	// must have been started with KUMO_DATA_DIR=DataDir/kumo), the stream
+	// log and the mappings' checkpoints (persist.go). Empty: all in memory.
+	DataDir string
 }
 
 // extra is a service that runs alongside the stack, such as a sandbox: its
@@ -180,6 +185,7 @@ type Cloud struct {
 
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
+	persist       *persistence // nil: in memory
 
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
@@ -207,6 +213,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		}
 	}()
 	begin := time.Now()
+	if c.persist, err = openPersistence(cfg, c.streams); err != nil {
+		return nil, err
+	}
 
 	// Claim every port first: a busy port must stop us before anything runs.
 	endpointLn, err := listen("AWS endpoint", cfg.EndpointAddr)
@@ -451,8 +460,10 @@ func (c *Cloud) Close() error {
 			errs = append(errs, c.runtime.Stop())
 		}
 		if c.endpoint != nil {
+			c.persist.drain(c.endpoint)
 			_ = c.endpoint.Close()
 		}
+		errs = append(errs, c.persist.close())
 		if c.kumo != nil {
 			c.kumo.Close()
 		}
@@ -568,6 +579,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BisectBatchOnFunctionError: ev.BisectBatchOnFunctionError, MaximumRetryAttempts: ev.MaximumRetryAttempts,
 				MaximumRecordAge: ev.MaximumRecordAge, ReportBatchItemFailures: ev.ReportBatchItemFailures,
 				OnFailure: ev.OnFailureDestination, Enabled: ev.Enabled,
+				ResumeAfter: c.persist.resumeAfter(key), OnCheckpoint: c.persist.onCheckpoint(key),
 			}, c.streams, c.runtime, dest, c.log)
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)

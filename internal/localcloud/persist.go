@@ -1,0 +1,263 @@
+package localcloud
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	_ "unsafe" // go:linkname: kumo's snapshot flush, see flushKumo
+
+	"github.com/clubdev/club/internal/localcloud/ddbstream"
+	"github.com/clubdev/club/internal/localcloud/state"
+)
+
+// KumoDataDirEnv is the variable kumo reads its data directory from. It is
+// read once, when the process starts (each kumo service's init), so a
+// persistent local cloud must be started with it set: club-local re-executes
+// itself with it (cmd/club-local).
+const KumoDataDirEnv = "KUMO_DATA_DIR"
+
+// KumoFlushIntervalEnv sets how often kumo writes the snapshots of the
+// services that changed, in milliseconds (kumo's default: 1000).
+const KumoFlushIntervalEnv = "KUMO_PERSIST_FLUSH_INTERVAL_MS"
+
+// persistence is the state a persistent local cloud keeps in Config.DataDir
+// besides kumo's snapshots: the stream log, the stream mappings'
+// checkpoints. Every method is a no-op on a nil *persistence (a cloud in
+// memory).
+type persistence struct {
+	dir *state.Dir
+	log *slog.Logger
+
+	streams *streamJournal
+
+	cpMu        sync.Mutex
+	checkpoints map[string]uint64 // by mapping (function source.event name)
+	restoredCP  map[string]uint64
+}
+
+// openPersistence opens Config.DataDir (which club-local has prepared with
+// state.Open), checks that kumo was started with its snapshots there and
+// restores the stream log into streams.
+func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
+	if cfg.DataDir == "" {
+		return nil, nil
+	}
+	dir, err := state.Open(cfg.DataDir, false)
+	if err != nil {
+		return nil, err
+	}
+	if got := os.Getenv(KumoDataDirEnv); filepath.Clean(got) != dir.Kumo() {
+		return nil, fmt.Errorf("state directory %s: the emulator keeps its data where %s says when the process starts (%q); "+
+			"start this process with %s=%s (club-local does so itself)", dir.Path, KumoDataDirEnv, got, KumoDataDirEnv, dir.Kumo())
+	}
+	p := &persistence{dir: dir, log: cfg.Logger.With("component", "state"), checkpoints: map[string]uint64{}, restoredCP: map[string]uint64{}}
+	if _, err := state.ReadJSON(dir.File("checkpoints.json"), &p.restoredCP); err != nil {
+		return nil, err
+	}
+	for k, v := range p.restoredCP {
+		p.checkpoints[k] = v
+	}
+	p.streams, err = restoreStreams(dir.Streams(), streams, p.log)
+	if err != nil {
+		return nil, err
+	}
+	streams.SetJournal(p.streams)
+	records := 0
+	for _, info := range streams.Streams() {
+		records += int(streams.Latest(info.StreamARN))
+	}
+	p.log.Info("state directory", "dir", dir.Path, "streams", len(p.streams.infos), "stream_records", records,
+		"checkpoints", len(p.restoredCP))
+	return p, nil
+}
+
+// resumeAfter is the checkpoint a stream mapping reached in the last run,
+// nil when there is none.
+func (p *persistence) resumeAfter(mapping string) *uint64 {
+	if p == nil {
+		return nil
+	}
+	if v, ok := p.restoredCP[mapping]; ok {
+		return &v
+	}
+	return nil
+}
+
+// onCheckpoint keeps a mapping's checkpoints in checkpoints.json, written
+// at each change: a crash loses none, so no batch a function finished is
+// delivered again after a restart.
+func (p *persistence) onCheckpoint(mapping string) func(uint64) {
+	if p == nil {
+		return nil
+	}
+	return func(seq uint64) {
+		p.cpMu.Lock()
+		defer p.cpMu.Unlock()
+		if cur, ok := p.checkpoints[mapping]; ok && cur == seq {
+			return
+		}
+		p.checkpoints[mapping] = seq
+		if err := state.WriteJSON(p.dir.File("checkpoints.json"), p.checkpoints); err != nil {
+			p.log.Error("cannot keep a stream mapping's checkpoint", "mapping", mapping, "checkpoint", seq, "error", err)
+		}
+	}
+}
+
+// drain lets the endpoint finish the requests it is serving (at most a
+// couple of seconds: a client's long poll is cut), so that what it
+// acknowledged is in the state flushed next.
+func (p *persistence) drain(endpoint *http.Server) {
+	if p == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = endpoint.Shutdown(ctx)
+}
+
+// close flushes kumo's snapshots (the endpoint is closed: nothing changes
+// them any more) and closes the journals.
+func (p *persistence) close() error {
+	if p == nil {
+		return nil
+	}
+	flushKumo()
+	return p.streams.close()
+}
+
+// flushKumo writes every kumo snapshot that changed since its last
+// background flush. kumo's Server.Close does not (its services' Close,
+// which would, is only called by kumo's own command), and its storage
+// package is internal, hence the linkname; the version is pinned in go.mod
+// and TestPersistentCloudKeepsItsDataAcrossARestart (cmd/club-local) fails
+// if the flush stops doing its work.
+//
+//go:linkname flushKumo github.com/sivchari/kumo/internal/storage.FlushSnapshots
+func flushKumo()
+
+// streamJournal keeps the stream log: streams.json holds every stream's
+// description, <table>.jsonl each stream's records, one line each.
+type streamJournal struct {
+	dir string
+	log *slog.Logger
+
+	mu       sync.Mutex
+	infos    map[string]ddbstream.StreamInfo
+	journals map[string]*state.Journal
+	closed   bool
+}
+
+func restoreStreams(dir string, into *ddbstream.Log, log *slog.Logger) (*streamJournal, error) {
+	j := &streamJournal{dir: dir, log: log, infos: map[string]ddbstream.StreamInfo{}, journals: map[string]*state.Journal{}}
+	if _, err := state.ReadJSON(filepath.Join(dir, "streams.json"), &j.infos); err != nil {
+		return nil, err
+	}
+	for arn, info := range j.infos {
+		path := j.path(arn)
+		var records []ddbstream.Record
+		jn, _, torn, err := state.OpenJournal(path, func(line []byte) error {
+			var r ddbstream.Record
+			if err := json.Unmarshal(line, &r); err != nil {
+				return err
+			}
+			records = append(records, r)
+			return nil
+		})
+		if err != nil {
+			j.close()
+			return nil, err
+		}
+		j.journals[arn] = jn
+		if torn {
+			log.Warn("a stream journal ended in a half-written record (a crash of the machine): dropped it", "journal", path)
+		}
+		if err := into.Restore(info, records); err != nil {
+			j.close()
+			return nil, fmt.Errorf("journal %s: %w; %s", path, err, state.Fix)
+		}
+	}
+	return j, nil
+}
+
+// path is the journal file of a stream, named after its table.
+func (j *streamJournal) path(arn string) string {
+	name := arn
+	if _, rest, ok := strings.Cut(arn, ":table/"); ok {
+		name, _, _ = strings.Cut(rest, "/stream/")
+	}
+	return filepath.Join(j.dir, url.PathEscape(name)+".jsonl")
+}
+
+// Append implements ddbstream.Journal.
+func (j *streamJournal) Append(arn string, records []ddbstream.Record) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	jn, err := j.journalLocked(arn)
+	if err == nil {
+		lines := make([][]byte, 0, len(records))
+		for _, r := range records {
+			line, merr := json.Marshal(r)
+			if merr != nil {
+				err = merr
+				break
+			}
+			lines = append(lines, line)
+		}
+		if err == nil {
+			err = jn.Append(lines...)
+		}
+	}
+	if err != nil {
+		j.log.Error("cannot keep stream records: they are lost if the local cloud stops", "stream", arn, "error", err)
+	}
+}
+
+// Described implements ddbstream.Journal.
+func (j *streamJournal) Described(info ddbstream.StreamInfo) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.infos[info.StreamARN] = info
+	if err := state.WriteJSON(filepath.Join(j.dir, "streams.json"), j.infos); err != nil {
+		j.log.Error("cannot keep a stream's description", "stream", info.StreamARN, "error", err)
+	}
+}
+
+func (j *streamJournal) journalLocked(arn string) (*state.Journal, error) {
+	if j.closed {
+		return nil, errors.New("the stream journals are closed")
+	}
+	if jn, ok := j.journals[arn]; ok {
+		return jn, nil
+	}
+	jn, lines, _, err := state.OpenJournal(j.path(arn), nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) > 0 {
+		jn.Close()
+		return nil, fmt.Errorf("journal %s holds records of a stream the log did not restore", j.path(arn))
+	}
+	j.journals[arn] = jn
+	return jn, nil
+}
+
+func (j *streamJournal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var errs []error
+	for _, jn := range j.journals {
+		errs = append(errs, jn.Close())
+	}
+	j.journals = map[string]*state.Journal{}
+	j.closed = true
+	return errors.Join(errs...)
+}
