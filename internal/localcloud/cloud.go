@@ -299,6 +299,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	}
 	c.front = f
 	c.queueAges = sqsage.New(f.Kumo(), nil)
+	sqsRoute, err := c.persist.keepInFlight(ctx, c.queueAges)
+	if err != nil {
+		return nil, err
+	}
 	f.SetRoutes(front.Routes{
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
@@ -306,7 +310,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),
-		Fallback:      c.queueAges,
+		Fallback:      sqsRoute,
 	})
 	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(endpointLn) }()

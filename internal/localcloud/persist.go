@@ -16,6 +16,7 @@ import (
 	_ "unsafe" // go:linkname: kumo's snapshot flush, see flushKumo
 
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
+	"github.com/clubdev/club/internal/localcloud/sqsinflight"
 	"github.com/clubdev/club/internal/localcloud/state"
 )
 
@@ -37,7 +38,8 @@ type persistence struct {
 	dir *state.Dir
 	log *slog.Logger
 
-	streams *streamJournal
+	streams  *streamJournal
+	inflight *sqsinflight.Keeper
 
 	cpMu        sync.Mutex
 	checkpoints map[string]uint64 // by mapping (function source.event name)
@@ -112,6 +114,28 @@ func (p *persistence) onCheckpoint(mapping string) func(uint64) {
 	}
 }
 
+// keepInFlight puts the in-flight keeper in front of SQS (next) and sends
+// back to their queues the messages that were in flight when the last run
+// stopped (package sqsinflight). In memory it returns next.
+func (p *persistence) keepInFlight(ctx context.Context, next http.Handler) (http.Handler, error) {
+	if p == nil {
+		return next, nil
+	}
+	k, msgs, err := sqsinflight.Open(p.dir.File("sqs-inflight.jsonl"), next, p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.inflight = k
+	n, err := k.Redeliver(ctx, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("messages in flight at the last stop: %w", err)
+	}
+	if n > 0 {
+		p.log.Info("messages in flight at the last stop sent back to their queues, each visible when its visibility timeout ends", "messages", n)
+	}
+	return k, nil
+}
+
 // drain lets the endpoint finish the requests it is serving (at most a
 // couple of seconds: a client's long poll is cut), so that what it
 // acknowledged is in the state flushed next.
@@ -131,7 +155,11 @@ func (p *persistence) close() error {
 		return nil
 	}
 	flushKumo()
-	return p.streams.close()
+	var errs []error
+	if p.inflight != nil {
+		errs = append(errs, p.inflight.Close())
+	}
+	return errors.Join(append(errs, p.streams.close())...)
 }
 
 // flushKumo writes every kumo snapshot that changed since its last

@@ -9,7 +9,7 @@
 //	  kumo/             the emulator's snapshots (KUMO_DATA_DIR): tables, queues, topics, buckets, parameters, …
 //	  streams/          one journal per DynamoDB stream (<table>.jsonl): its description, then its records
 //	  checkpoints.json  every stream event source mapping's checkpoint
-//	  sqs-inflight.json messages received and not yet deleted, with their visibility deadline
+//	  sqs-inflight.jsonl the SQS messages received and not yet deleted, with their visibility deadline (sqsinflight)
 //	  sandboxes/        the mail and payment sandboxes' state
 //
 // # Contracts
