@@ -1,6 +1,7 @@
 package localcloud
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,3 +290,72 @@ func (j *streamJournal) close() error {
 	j.closed = true
 	return errors.Join(errs...)
 }
+
+// sandboxInterval is how often a sandbox's state is written when it
+// changed: a kill -9 loses at most this much of it.
+const sandboxInterval = 250 * time.Millisecond
+
+// keepSandbox restores a sandbox from sandboxes/<name>.json and writes its
+// state there every sandboxInterval while it changes; the returned save
+// writes it one last time (after the sandbox stopped). In memory it does
+// nothing.
+func keepSandbox[S any](p *persistence, name string, state func() S, restore func(S)) (save func() error, err error) {
+	if p == nil {
+		return func() error { return nil }, nil
+	}
+	path := filepath.Join(p.dir.Path, "sandboxes", name+".json")
+	var st S
+	found, err := stateRead(path, &st)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		restore(st)
+	}
+	var mu sync.Mutex
+	var last []byte
+	write := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		raw, err := json.Marshal(state())
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(raw, last) {
+			return nil
+		}
+		if err := stateWrite(path, raw); err != nil {
+			return err
+		}
+		last = raw
+		return nil
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(sandboxInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if err := write(); err != nil {
+					p.log.Error("cannot keep a sandbox's state", "sandbox", name, "error", err)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() error {
+		once.Do(func() { close(done) })
+		<-stopped
+		return write()
+	}, nil
+}
+
+var (
+	stateRead  = state.ReadJSON
+	stateWrite = state.WriteFile
+)
