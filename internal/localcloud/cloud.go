@@ -352,6 +352,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		return nil, fmt.Errorf("functions did not start: %w (see %s)", err, filepath.Join(cfg.StateDir, "logs"))
 	}
 
+	if err := c.persist.resumeExecutions(c.sfn); err != nil {
+		apiLn.Close()
+		return nil, err
+	}
 	if err := c.startMappings(runCtx, awsCfg, res); err != nil {
 		apiLn.Close()
 		return nil, err
@@ -458,7 +462,7 @@ func (c *Cloud) Close() error {
 		}
 		c.workers.Wait()
 		if c.sfn != nil {
-			c.sfn.Close()
+			c.persist.stopExecutions(c.sfn)
 		}
 		if c.runtime != nil {
 			errs = append(errs, c.runtime.Stop())

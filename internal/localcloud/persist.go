@@ -17,6 +17,7 @@ import (
 	_ "unsafe" // go:linkname: kumo's snapshot flush, see flushKumo
 
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
+	"github.com/clubdev/club/internal/localcloud/sfn"
 	"github.com/clubdev/club/internal/localcloud/sqsinflight"
 	"github.com/clubdev/club/internal/localcloud/state"
 )
@@ -41,6 +42,7 @@ type persistence struct {
 
 	streams  *streamJournal
 	inflight *sqsinflight.Keeper
+	sfn      *sfnJournal
 
 	cpMu        sync.Mutex
 	checkpoints map[string]uint64 // by mapping (function source.event name)
@@ -137,6 +139,66 @@ func (p *persistence) keepInFlight(ctx context.Context, next http.Handler) (http
 	return k, nil
 }
 
+// resumeExecutions restores the Step Functions executions of the last run
+// from sfn.jsonl (their histories; the running ones resume: package sfn,
+// ResumePoint) and journals every execution from now on.
+func (p *persistence) resumeExecutions(svc *sfn.Service) error {
+	if p == nil {
+		return nil
+	}
+	var entries []sfn.JournalEntry
+	j, _, torn, err := state.OpenJournal(p.dir.File("sfn.jsonl"), func(line []byte) error {
+		var e sfn.JournalEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return err
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if torn {
+		p.log.Warn("the Step Functions journal ended in a half-written line (a crash of the machine): dropped it")
+	}
+	p.sfn = &sfnJournal{j: j, log: p.log}
+	svc.SetJournal(p.sfn)
+	n, err := svc.Restore(entries)
+	if err != nil {
+		return fmt.Errorf("Step Functions executions of the last run (%s): %w; %s", p.dir.File("sfn.jsonl"), err, state.Fix)
+	}
+	if n > 0 {
+		p.log.Info("Step Functions executions resumed", "executions", n)
+	}
+	return nil
+}
+
+// stopExecutions stops the executor: with a state directory it suspends the
+// running executions, for the next run to resume, instead of aborting them.
+func (p *persistence) stopExecutions(svc *sfn.Service) {
+	if p == nil {
+		svc.Close()
+		return
+	}
+	svc.Suspend()
+}
+
+// sfnJournal writes sfn.JournalEntry lines.
+type sfnJournal struct {
+	j   *state.Journal
+	log *slog.Logger
+}
+
+func (s *sfnJournal) Record(e sfn.JournalEntry) {
+	line, err := json.Marshal(e)
+	if err == nil {
+		err = s.j.Append(line)
+	}
+	if err != nil {
+		s.log.Error("cannot keep a Step Functions execution's progress", "execution", e.Execution, "error", err)
+	}
+}
+
 // drain lets the endpoint finish the requests it is serving (at most a
 // couple of seconds: a client's long poll is cut), so that what it
 // acknowledged is in the state flushed next.
@@ -159,6 +221,9 @@ func (p *persistence) close() error {
 	var errs []error
 	if p.inflight != nil {
 		errs = append(errs, p.inflight.Close())
+	}
+	if p.sfn != nil {
+		errs = append(errs, p.sfn.j.Close())
 	}
 	return errors.Join(append(errs, p.streams.close())...)
 }

@@ -5,12 +5,13 @@
 // # Layout
 //
 //	<dir>/
-//	  FORMAT            {"format":"club-local-state","version":1}: written first, checked at every start
-//	  kumo/             the emulator's snapshots (KUMO_DATA_DIR): tables, queues, topics, buckets, parameters, …
-//	  streams/          one journal per DynamoDB stream (<table>.jsonl): its description, then its records
-//	  checkpoints.json  every stream event source mapping's checkpoint
-//	  sqs-inflight.jsonl the SQS messages received and not yet deleted, with their visibility deadline (sqsinflight)
-//	  sandboxes/        the mail and payment sandboxes' state
+//	  FORMAT              {"format":"club-local-state","version":1}: written first, checked at every start
+//	  kumo/               the emulator's snapshots (KUMO_DATA_DIR): tables, queues, topics, buckets, parameters, …
+//	  streams/            the DynamoDB streams: streams.json (their descriptions), <table>.jsonl (records)
+//	  checkpoints.json    every stream event source mapping's checkpoint
+//	  sqs-inflight.jsonl  SQS messages received and not deleted, with their visibility deadline (sqsinflight)
+//	  sfn.jsonl           Step Functions executions: start, history, resume points, end (sfn.Journal)
+//	  sandboxes/          the mail and payment sandboxes' state (mail.json, payment.json)
 //
 // # Contracts
 //
