@@ -181,17 +181,6 @@ func run(args []string, stderr io.Writer) int {
 // names was checked (and emptied for --fresh) and KUMO_DATA_DIR is set.
 const preparedEnv = "CLUB_LOCAL_STATE_PREPARED"
 
-// execSelf replaces the process with the same program and arguments and env
-// added to the environment: same process id, so Ctrl-C and a supervisor's
-// signals still reach it. It returns only on failure.
-var execSelf = func(env []string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	return syscall.Exec(exe, os.Args, append(os.Environ(), env...))
-}
-
 // moduleRoot finds the directory holding go.mod, from the working directory up.
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()

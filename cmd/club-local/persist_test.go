@@ -460,6 +460,7 @@ func TestKill9LosesAtMostTheLastSnapshotInterval(t *testing.T) {
 	})
 
 	second := start(t, state, a)
+	require.Contains(t, second.stderr.String(), "did not stop cleanly", "the next start says what a kill -9 means")
 	lost := -1
 	for i, c := range acked {
 		got := second.api(teacher, http.MethodGet, "/classes/"+c.id, nil)
@@ -491,6 +492,12 @@ func TestKill9LosesAtMostTheLastSnapshotInterval(t *testing.T) {
 		fi, err := os.Stat(snapshot)
 		return err == nil && fi.ModTime().After(acknowledged)
 	})
+	// A second local cloud on the same state directory is refused.
+	other := freeAddrs(t)
+	out, err := exec.Command(clubLocal(t), "--state-dir", state, "--endpoint", other.endpoint, "--api", other.api,
+		"--mail", other.mail, "--payment", other.payment, "--quiet").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "another local cloud runs on it")
 	second.kill()
 	third := start(t, state, a)
 	require.Equal(t, http.StatusOK, third.api(teacher, http.MethodGet, "/classes/"+id, nil).status)

@@ -65,6 +65,14 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 			"start this process with %s=%s (club-local does so itself)", dir.Path, KumoDataDirEnv, got, KumoDataDirEnv, dir.Kumo())
 	}
 	p := &persistence{dir: dir, log: cfg.Logger.With("component", "state"), checkpoints: map[string]uint64{}, restoredCP: map[string]uint64{}}
+	if dir.Unclean {
+		p.log.Warn("the last run on this state directory did not stop cleanly (kill -9 or a crash): the tables, queues and "+
+			"buckets are as of its last snapshot, so writes acknowledged in its last snapshot interval may be missing, "+
+			"while the stream records and checkpoints it wrote (written at once) are all there", "dir", dir.Path)
+	}
+	if err := dir.MarkRunning(); err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", dir.Path, err)
+	}
 	if _, err := state.ReadJSON(dir.File("checkpoints.json"), &p.restoredCP); err != nil {
 		return nil, err
 	}
@@ -219,6 +227,7 @@ func (p *persistence) close() error {
 	}
 	flushKumo()
 	var errs []error
+	defer func() { _ = p.dir.MarkStopped() }()
 	if p.inflight != nil {
 		errs = append(errs, p.inflight.Close())
 	}

@@ -6,6 +6,7 @@
 //
 //	<dir>/
 //	  FORMAT              {"format":"club-local-state","version":1}: written first, checked at every start
+//	  RUNNING             there while a local cloud runs on it: found at a start, the last run did not stop
 //	  kumo/               the emulator's snapshots (KUMO_DATA_DIR): tables, queues, topics, buckets, parameters, …
 //	  streams/            the DynamoDB streams: streams.json (their descriptions), <table>.jsonl (records)
 //	  checkpoints.json    every stream event source mapping's checkpoint

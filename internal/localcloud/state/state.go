@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -34,6 +35,27 @@ type Dir struct {
 	Path string
 	// Restored is true when the directory held state from an earlier run.
 	Restored bool
+	// Unclean is true when the last local cloud on the directory did not
+	// stop (kill -9, a crash): it left its RunningFile behind.
+	Unclean bool
+}
+
+// RunningFile is there while a local cloud runs on the directory, holding
+// its process id (MarkRunning, MarkStopped).
+const RunningFile = "RUNNING"
+
+// MarkRunning records that this process runs on the directory.
+func (d *Dir) MarkRunning() error {
+	return WriteFile(d.File(RunningFile), []byte(strconv.Itoa(os.Getpid())+"\n"))
+}
+
+// MarkStopped records a clean stop.
+func (d *Dir) MarkStopped() error {
+	err := os.Remove(d.File(RunningFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // Kumo is the emulator's data directory (KUMO_DATA_DIR).
@@ -58,6 +80,14 @@ func Open(path string, fresh bool) (*Dir, error) {
 		return nil, fmt.Errorf("state directory %s: %w", path, err)
 	}
 	d := &Dir{Path: abs}
+	if raw, err := os.ReadFile(d.File(RunningFile)); err == nil {
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if pid > 0 && pid != os.Getpid() && alive(pid) {
+			return nil, fmt.Errorf("state directory %s: another local cloud runs on it (process %d); stop it first, "+
+				"or give this one its own --state-dir (if no local cloud runs on it, delete %s)", abs, pid, d.File(RunningFile))
+		}
+		d.Unclean = !fresh
+	}
 	if fresh {
 		if err := os.RemoveAll(abs); err != nil {
 			return nil, fmt.Errorf("state directory %s: cannot empty it for --fresh: %w", abs, err)

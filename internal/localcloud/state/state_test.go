@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -148,4 +149,32 @@ func TestJournalKeepsEveryAppendedLine(t *testing.T) {
 	_, _, _, err = OpenJournal(p, check)
 	require.ErrorContains(t, err, "line 2")
 	require.ErrorContains(t, err, p)
+}
+
+func TestRunningFileTellsAnUncleanStopFromAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, false)
+	require.NoError(t, err)
+	require.False(t, d.Unclean)
+	require.NoError(t, d.MarkRunning())
+
+	// This process's own marker is not another run: a kill -9 left it.
+	again, err := Open(dir, false)
+	require.NoError(t, err)
+	require.True(t, again.Unclean, "a marker left behind means the last run did not stop")
+	require.NoError(t, again.MarkStopped())
+	clean, err := Open(dir, false)
+	require.NoError(t, err)
+	require.False(t, clean.Unclean)
+	require.NoError(t, clean.MarkStopped(), "stopping twice is fine")
+
+	// A live process of another id runs on it: refused, even with fresh.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, RunningFile), []byte(strconv.Itoa(os.Getppid())+"\n"), 0o600))
+	for _, fresh := range []bool{false, true} {
+		_, err = Open(dir, fresh)
+		require.ErrorContains(t, err, "another local cloud runs on it")
+		require.ErrorContains(t, err, dir)
+	}
+	_, err = os.Stat(filepath.Join(dir, FormatFile))
+	require.NoError(t, err, "fresh removed nothing")
 }
