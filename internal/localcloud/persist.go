@@ -47,6 +47,9 @@ type persistence struct {
 	cpMu        sync.Mutex
 	checkpoints map[string]uint64 // by mapping (function source.event name)
 	restoredCP  map[string]uint64
+
+	fireMu sync.Mutex
+	fires  map[string]time.Time // schedule name → schedule time of its last fire
 }
 
 // openPersistence opens Config.DataDir (which club-local has prepared with
@@ -78,6 +81,10 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 	}
 	for k, v := range p.restoredCP {
 		p.checkpoints[k] = v
+	}
+	p.fires = map[string]time.Time{}
+	if _, err := state.ReadJSON(dir.File("schedules.json"), &p.fires); err != nil {
+		return nil, err
 	}
 	p.streams, err = restoreStreams(dir.Streams(), streams, p.log)
 	if err != nil {
@@ -217,6 +224,28 @@ func (p *persistence) drain(endpoint *http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = endpoint.Shutdown(ctx)
+}
+
+// scheduleFires is a schedule's last fire of the last run, and the hook
+// that keeps each new one in schedules.json, so that a schedule whose time
+// came while the local cloud was stopped fires once at the start (package
+// schedule, Options.LastFire). Only at real-time speed: schedule time run
+// faster is not wall time.
+func (p *persistence) scheduleFires(name string) (time.Time, func(time.Time)) {
+	if p == nil {
+		return time.Time{}, nil
+	}
+	p.fireMu.Lock()
+	last := p.fires[name]
+	p.fireMu.Unlock()
+	return last, func(at time.Time) {
+		p.fireMu.Lock()
+		defer p.fireMu.Unlock()
+		p.fires[name] = at
+		if err := state.WriteJSON(p.dir.File("schedules.json"), p.fires); err != nil {
+			p.log.Error("cannot keep a schedule's last fire", "schedule", name, "error", err)
+		}
+	}
 }
 
 // close flushes kumo's snapshots (the endpoint is closed: nothing changes

@@ -10,6 +10,7 @@
 //	  kumo/               the emulator's snapshots (KUMO_DATA_DIR): tables, queues, topics, buckets, parameters, …
 //	  streams/            the DynamoDB streams: streams.json (their descriptions), <table>.jsonl (records)
 //	  checkpoints.json    every stream event source mapping's checkpoint
+//	  schedules.json      each schedule's last fire (at real-time speed)
 //	  sqs-inflight.jsonl  SQS messages received and not deleted, with their visibility deadline (sqsinflight)
 //	  sfn.jsonl           Step Functions executions: start, history, resume points, end (sfn.Journal)
 //	  sandboxes/          the mail and payment sandboxes' state (mail.json, payment.json)
