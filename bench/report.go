@@ -55,7 +55,12 @@ func (r *Report) Write(mdPath string) ([]string, error) {
 		}
 		written = append(written, path)
 	}
-	if err := os.WriteFile(mdPath, []byte(r.Markdown()), 0o644); err != nil {
+	// Sections other benchmarks wrote into the file (sections.go) stay.
+	kept, err := keptSections(mdPath)
+	if err != nil {
+		return written, err
+	}
+	if err := os.WriteFile(mdPath, []byte(r.Markdown()+kept), 0o644); err != nil {
 		return written, err
 	}
 	return append(written, mdPath), nil
