@@ -32,10 +32,13 @@ const KumoDataDirEnv = "KUMO_DATA_DIR"
 // services that changed, in milliseconds (kumo's default: 1000).
 const KumoFlushIntervalEnv = "KUMO_PERSIST_FLUSH_INTERVAL_MS"
 
-// persistence is the state a persistent local cloud keeps in Config.DataDir
-// besides kumo's snapshots: the stream log, the stream mappings'
-// checkpoints. Every method is a no-op on a nil *persistence (a cloud in
-// memory).
+// persistence is what a persistent local cloud keeps in Config.DataDir
+// besides kumo's snapshots (layout: package state): the stream log, the
+// stream mappings' checkpoints, the SQS messages in flight, the Step
+// Functions executions, the schedules' last fires and the sandboxes. Its
+// methods are the hooks cloud.go and sandboxes.go call; on a nil
+// *persistence (a cloud in memory) each does nothing, or what the cloud did
+// without it.
 type persistence struct {
 	dir *state.Dir
 	log *slog.Logger
@@ -73,9 +76,6 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 			"buckets are as of its last snapshot, so writes acknowledged in its last snapshot interval may be missing, "+
 			"while the stream records and checkpoints it wrote (written at once) are all there", "dir", dir.Path)
 	}
-	if err := dir.MarkRunning(); err != nil {
-		return nil, fmt.Errorf("state directory %s: %w", dir.Path, err)
-	}
 	if _, err := state.ReadJSON(dir.File("checkpoints.json"), &p.restoredCP); err != nil {
 		return nil, err
 	}
@@ -91,6 +91,11 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 		return nil, err
 	}
 	streams.SetJournal(p.streams)
+	// From here on Close (which Start calls on any failure) clears it.
+	if err := dir.MarkRunning(); err != nil {
+		_ = p.streams.close()
+		return nil, fmt.Errorf("state directory %s: %w", dir.Path, err)
+	}
 	records := 0
 	for _, info := range streams.Streams() {
 		records += int(streams.Latest(info.StreamARN))
