@@ -78,6 +78,9 @@ func (r *Report) Markdown() string {
 	p("| | |\n|---|---|\n")
 	p("| machine | %s, %d cores, %.0f GiB, %s |\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.OS)
 	p("| Go | %s |\n", r.Machine.GoVersion)
+	if r.DataKept {
+		p("| local cloud's data | kept in a state directory, as `make run` keeps it (`-club.persist`) |\n")
+	}
 	if r.Machine.LoadBefore > 0 || r.Machine.LoadAfter > 0 {
 		p("| load average (1 min) at start / end | %.1f / %.1f (the machine is shared; everything else it ran weighs on every number) |\n",
 			r.Machine.LoadBefore, r.Machine.LoadAfter)
