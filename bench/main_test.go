@@ -114,7 +114,7 @@ func withStateDirectory() int {
 		var d *state.Dir
 		if d, err = state.Open(dir, true); err == nil {
 			err = syscall.Exec(os.Args[0], os.Args, append(os.Environ(),
-				benchDataEnv+"="+d.Path, localcloud.KumoDataDirEnv+"="+d.Kumo(), localcloud.KumoFlushIntervalEnv+"=1000"))
+				benchDataEnv+"="+d.Path, localcloud.KumoDataDirEnv+"="+d.Kumo(), localcloud.KumoFlushIntervalEnv+"="+localcloud.KumoFlushIntervalOff))
 		}
 	}
 	fmt.Fprintln(os.Stderr, "-club.persist:", err)

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -84,7 +83,7 @@ func run(args []string, stderr io.Writer) int {
 	validate := fs.Bool("validate", false, "parse and check the template, print a summary and exit")
 	persist := fs.Bool("persist", true, "keep the data in <state-dir>/state across restarts")
 	fresh := fs.Bool("fresh", false, "empty <state-dir>/state before starting")
-	flushInterval := fs.Duration("snapshot-interval", time.Second, "how often the emulator's changed tables and queues are written to <state-dir>/state (a kill -9 loses at most about this much)")
+	snapshotInterval := fs.Duration("snapshot-interval", time.Second, "how often the emulator's changed tables and queues are written to <state-dir>/state, at least (a kill -9 can lose that much; longer when a snapshot takes more than 5 % of it)")
 	overrides := params{}
 	fs.Var(overrides, "param", "template parameter override NAME=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +130,7 @@ func run(args []string, stderr io.Writer) int {
 			err = execSelf([]string{
 				preparedEnv + "=" + dataDir,
 				localcloud.KumoDataDirEnv + "=" + d.Kumo(),
-				localcloud.KumoFlushIntervalEnv + "=" + strconv.FormatInt(max(flushInterval.Milliseconds(), 1), 10),
+				localcloud.KumoFlushIntervalEnv + "=" + localcloud.KumoFlushIntervalOff,
 			})
 			fmt.Fprintln(stderr, "club-local: start again with the state directory:", err)
 			return 1
@@ -154,6 +153,8 @@ func run(args []string, stderr io.Writer) int {
 		ScheduleSpeed: *speed,
 		Logger:        log,
 		DataDir:       dataDir,
+
+		SnapshotInterval: *snapshotInterval,
 	}
 	if *tags != "" {
 		cfg.BuildTags = strings.Split(*tags, ",")

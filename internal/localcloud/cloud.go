@@ -105,6 +105,9 @@ type Config struct {
 	// must have been started with KUMO_DATA_DIR=DataDir/kumo), the stream
 	// log and the mappings' checkpoints (persist.go). Empty: all in memory.
 	DataDir string
+	// SnapshotInterval is how often kumo's changed data is written to
+	// DataDir (stretched when a snapshot takes long: persist.go). Default 1 s.
+	SnapshotInterval time.Duration
 }
 
 // extra is a service that runs alongside the stack, such as a sandbox: its

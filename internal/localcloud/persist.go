@@ -28,9 +28,24 @@ import (
 // itself with it (cmd/club-local).
 const KumoDataDirEnv = "KUMO_DATA_DIR"
 
-// KumoFlushIntervalEnv sets how often kumo writes the snapshots of the
-// services that changed, in milliseconds (kumo's default: 1000).
+// KumoFlushIntervalEnv sets how often kumo's own loop writes the snapshots
+// of the services that changed, in milliseconds (kumo's default: 1000).
+// club-local sets it to a day (KumoFlushIntervalOff): the local cloud writes
+// them itself (snapshotLoop), so that it can pace them.
 const KumoFlushIntervalEnv = "KUMO_PERSIST_FLUSH_INTERVAL_MS"
+
+// KumoFlushIntervalOff is the KumoFlushIntervalEnv value that leaves the
+// snapshots to the local cloud's snapshotLoop.
+const KumoFlushIntervalOff = "86400000"
+
+// snapshotShare bounds the share of time kumo's snapshots may take: kumo
+// marshals a service's whole state under its lock, so every write to that
+// service waits while its snapshot is taken (50,000 DynamoDB items: about
+// half a second on the two cores measured). The interval between snapshots
+// is stretched to 1/snapshotShare times the last one's duration when that
+// is longer than Config.SnapshotInterval: writes are held at most 5 % of
+// the time, and a kill -9 may lose that much longer.
+const snapshotShare = 0.05
 
 // persistence is what a persistent local cloud keeps in Config.DataDir
 // besides kumo's snapshots (layout: package state): the stream log, the
@@ -53,6 +68,12 @@ type persistence struct {
 
 	fireMu sync.Mutex
 	fires  map[string]time.Time // schedule name → schedule time of its last fire
+
+	// snapshotLoop's lifetime; flushMu keeps its flushes and close's apart
+	// (two flushes at once could let an older snapshot replace a newer).
+	stopSnapshots chan struct{}
+	snapshotsDone chan struct{}
+	flushMu       sync.Mutex
 }
 
 // openPersistence opens Config.DataDir (which club-local has prepared with
@@ -96,6 +117,8 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 		_ = p.streams.close()
 		return nil, fmt.Errorf("state directory %s: %w", dir.Path, err)
 	}
+	p.stopSnapshots, p.snapshotsDone = make(chan struct{}), make(chan struct{})
+	go p.snapshotLoop(cfg.SnapshotInterval)
 	records := 0
 	for _, info := range streams.Streams() {
 		records += int(streams.Latest(info.StreamARN))
@@ -253,13 +276,47 @@ func (p *persistence) scheduleFires(name string) (time.Time, func(time.Time)) {
 	}
 }
 
-// close flushes kumo's snapshots (the endpoint is closed: nothing changes
-// them any more) and closes the journals.
+// snapshotLoop writes kumo's changed snapshots every interval, or every
+// 1/snapshotShare times the last snapshot's duration when that is longer,
+// until close.
+func (p *persistence) snapshotLoop(interval time.Duration) {
+	defer close(p.snapshotsDone)
+	if interval <= 0 {
+		interval = time.Second
+	}
+	wait, logged := interval, interval
+	for {
+		select {
+		case <-p.stopSnapshots:
+			return
+		case <-time.After(wait):
+		}
+		p.flushMu.Lock()
+		begin := time.Now()
+		flushKumo()
+		took := time.Since(begin)
+		p.flushMu.Unlock()
+		wait = max(interval, time.Duration(float64(took)/snapshotShare))
+		if wait > 2*logged || (wait == interval && logged > interval) {
+			p.log.Info("snapshot interval", "interval", wait.Round(time.Millisecond), "last_snapshot_took", took.Round(time.Millisecond))
+			logged = wait
+		}
+	}
+}
+
+// close writes kumo's snapshots one last time (the endpoint is closed:
+// nothing changes them any more) and closes the journals.
 func (p *persistence) close() error {
 	if p == nil {
 		return nil
 	}
+	if p.stopSnapshots != nil {
+		close(p.stopSnapshots)
+		<-p.snapshotsDone
+	}
+	p.flushMu.Lock()
 	flushKumo()
+	p.flushMu.Unlock()
 	var errs []error
 	defer func() { _ = p.dir.MarkStopped() }()
 	if p.inflight != nil {
