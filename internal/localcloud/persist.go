@@ -461,10 +461,10 @@ func (j *streamJournal) close() error {
 const sandboxInterval = 250 * time.Millisecond
 
 // keepSandbox restores a sandbox from sandboxes/<name>.json and writes its
-// state there every sandboxInterval while it changes; the returned save
-// writes it one last time (after the sandbox stopped). In memory it does
-// nothing.
-func keepSandbox[S any](p *persistence, name string, state func() S, restore func(S)) (save func() error, err error) {
+// state there every sandboxInterval while it changes (revision tells,
+// cheaply, whether it did); the returned save writes it one last time
+// (after the sandbox stopped). In memory it does nothing.
+func keepSandbox[S any](p *persistence, name string, state func() S, revision func() string, restore func(S)) (save func() error, err error) {
 	if p == nil {
 		return func() error { return nil }, nil
 	}
@@ -479,9 +479,14 @@ func keepSandbox[S any](p *persistence, name string, state func() S, restore fun
 	}
 	var mu sync.Mutex
 	var last []byte
+	lastRev := "\x00" // no revision yet
 	write := func() error {
 		mu.Lock()
 		defer mu.Unlock()
+		rev := revision()
+		if rev == lastRev {
+			return nil
+		}
 		raw, err := json.Marshal(state())
 		if err != nil {
 			return err
@@ -492,7 +497,7 @@ func keepSandbox[S any](p *persistence, name string, state func() S, restore fun
 		if err := stateWrite(path, raw); err != nil {
 			return err
 		}
-		last = raw
+		last, lastRev = raw, rev
 		return nil
 	}
 	done := make(chan struct{})

@@ -55,11 +55,11 @@ func (c *Cloud) sandboxes() ([]extra, error) {
 	})
 	// With a state directory, each keeps its state there (persist.go):
 	// written while it runs and once more after it stopped.
-	saveMail, err := keepSandbox(c.persist, "mail", mailSrv.State, mailSrv.Restore)
+	saveMail, err := keepSandbox(c.persist, "mail", mailSrv.State, mailSrv.Revision, mailSrv.Restore)
 	if err != nil {
 		return nil, err
 	}
-	savePayment, err := keepSandbox(c.persist, "payment", paySrv.State, paySrv.Restore)
+	savePayment, err := keepSandbox(c.persist, "payment", paySrv.State, paySrv.Revision, paySrv.Restore)
 	if err != nil {
 		_ = saveMail()
 		return nil, err

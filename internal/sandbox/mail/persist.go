@@ -1,6 +1,9 @@
 package mail
 
-import "encoding/hex"
+import (
+	"encoding/hex"
+	"fmt"
+)
 
 // State is what the mail sandbox keeps across a restart of the local cloud
 // (`make run`): the messages it accepted, the idempotency keys that point
@@ -54,4 +57,13 @@ func (s *Server) Restore(st State) {
 		s.bucket = newTokenBucket(st.RatePerSecond, s.clock.Now())
 	}
 	s.stats = st.Stats
+}
+
+// Revision changes whenever State would (every send is counted in the
+// stats; faults and the rate are in it): a cheap way to tell whether the
+// state must be written again.
+func (s *Server) Revision() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("%d %+v %+v %g", len(s.messages), s.stats, s.faults, s.bucket.rate)
 }

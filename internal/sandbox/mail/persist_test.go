@@ -15,7 +15,13 @@ import (
 // and an outage that was switched on.
 func TestStateSurvivesARestart(t *testing.T) {
 	before := setup(t, mail.Options{})
+	empty := before.srv.Revision()
+	require.Equal(t, empty, before.srv.Revision(), "nothing happened: same revision")
 	first := before.send(t, "notify-1", "ada@example.com", "Welcome")
+	require.NotEqual(t, empty, before.srv.Revision(), "a send changes the revision")
+	sent := before.srv.Revision()
+	require.Equal(t, http.StatusAccepted, before.send(t, "notify-1", "ada@example.com", "Welcome").status)
+	require.NotEqual(t, sent, before.srv.Revision(), "so does a repeated one (it is counted)")
 	require.Equal(t, http.StatusAccepted, first.status, "%v", first.body)
 	before.control(t, "/_sandbox/faults", `{"mode":"error"}`)
 	require.Equal(t, http.StatusServiceUnavailable, before.send(t, "notify-2", "bob@example.com", "Welcome").status)

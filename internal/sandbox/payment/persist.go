@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 )
 
 // State is what the payment sandbox keeps across a restart of the local
@@ -99,4 +100,19 @@ func restoreKeys(into map[string]keyed, from map[string]Keyed) {
 			into[k] = keyed{payloadHash: h, id: v.ID}
 		}
 	}
+}
+
+// Revision changes whenever State would: payments and refunds are only
+// added, a status change raises an event, deliveries count in their event,
+// and the faults are in it. A cheap way to tell whether the state must be
+// written again.
+func (s *Server) Revision() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	attempts, delivered := 0, 0
+	for _, e := range s.events {
+		attempts += e.Attempts
+		delivered += e.Delivered
+	}
+	return fmt.Sprintf("%d %d %d %d %d %+v", len(s.payments), len(s.refunds), len(s.events), attempts, delivered, s.faults)
 }

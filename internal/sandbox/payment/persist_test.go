@@ -16,8 +16,15 @@ import (
 // its webhook), webhook events, and the faults in force.
 func TestStateSurvivesARestart(t *testing.T) {
 	before := setup(t, payment.Options{RefundDelay: 2 * time.Second})
+	revs := []string{before.srv.Revision()}
 	paid := before.paidPayment(t, "purchase-1")
+	revs = append(revs, before.srv.Revision())
 	pending := before.createPayment(t, "pay-purchase-2", "purchase-2").str("payment_id")
+	revs = append(revs, before.srv.Revision())
+	require.Equal(t, revs[2], before.srv.Revision())
+	for i := 1; i < len(revs); i++ {
+		require.NotEqual(t, revs[i-1], revs[i], "every change changes the revision")
+	}
 	rf := before.refund(t, "refund-purchase-1", paid)
 	require.Equal(t, http.StatusCreated, rf.status, "%v", rf.body)
 	before.control(t, "/_sandbox/faults", `{"mode":"refund_unavailable"}`)
