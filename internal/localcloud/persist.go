@@ -457,8 +457,10 @@ func (j *streamJournal) close() error {
 }
 
 // sandboxInterval is how often a sandbox's state is written when it
-// changed: a kill -9 loses at most this much of it.
-const sandboxInterval = 250 * time.Millisecond
+// changed: a kill -9 loses at most this much of it. Each write marshals
+// the whole state (under the throughput benchmark, thousands of mails), so
+// not more often.
+const sandboxInterval = time.Second
 
 // keepSandbox restores a sandbox from sandboxes/<name>.json and writes its
 // state there every sandboxInterval while it changes (revision tells,
