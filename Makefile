@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset test test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,6 +34,12 @@ reset: ## Forget the local stack's data (tables, queues, streams, executions): t
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
 	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
 
+# The adapters' contract suites: each runs once per engine (internal/localcloud/testkit).
+CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ ./internal/localcloud/ddbstream/
+
+test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto)
+	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) ./e2e/ $(CONTRACT_SUITES)
+
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md
 
@@ -52,6 +58,7 @@ build: ## Build every program and function
 lint: ## gofmt, go vet, go.mod tidy, and cfn-lint on the template (zero errors, warnings or informational findings)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	$(GO) test -count=1 ./internal/archtest/
 	@$(GO) mod tidy -diff >/dev/null || { echo "lint: go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	@command -v cfn-lint >/dev/null || { echo "lint: cfn-lint is not installed (pip install cfn-lint)"; exit 1; }
 	cfn-lint infra/template.yaml

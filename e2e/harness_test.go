@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/apicontract"
 	"github.com/clubdev/club/internal/localcloud"
 	"github.com/clubdev/club/internal/localcloud/issuer"
 	"github.com/clubdev/club/internal/stackfile"
@@ -81,6 +82,8 @@ func runMain(m *testing.M) (code int) {
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
+			// make test-moto runs the suite with the data plane on moto.
+			Engine: os.Getenv("CLUB_ENGINE"),
 			// Scaled so that tests wait seconds: the export link's expiry, the
 			// payment provider's call timeout (1 s for 10 s, as the outage
 			// test scales its hold and its outage by a tenth), and the
@@ -121,6 +124,22 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 	}
+	// Every answer of the HTTP API the suite receives, through call, post or
+	// any other request on http.DefaultClient, is checked against
+	// api/openapi.yaml: one that the document does not allow becomes the
+	// request's error, which fails the test that sent it.
+	contract, err := apicontract.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if http.DefaultClient.Transport, err = contract.Transport(f.APIURL, http.DefaultTransport); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		fmt.Fprintf(os.Stderr, "e2e: %d answers of the HTTP API checked against api/openapi.yaml\n", contract.Checked())
+	}()
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
 	stack.sqs = sqs.NewFromConfig(stack.aws)
 	if stack.issuer == nil {

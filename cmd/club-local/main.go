@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/clubdev/club/internal/localcloud"
+	"github.com/clubdev/club/internal/localcloud/engine"
 	"github.com/clubdev/club/internal/localcloud/state"
 	"github.com/clubdev/club/internal/localcloud/template"
 )
@@ -37,13 +38,15 @@ ready. Ctrl-C stops everything; no process is left behind.
 
 Data is kept across restarts in <state-dir>/state (tables, queues with their
 messages, topics, buckets, parameters, the DynamoDB streams and where each
-mapping has read to); --fresh starts empty, --persist=false keeps everything
-in memory. See docs/local-cloud.md.
+mapping has read to, Step Functions executions, the sandboxes); --fresh
+starts empty, --persist=false keeps everything in memory, as does --engine
+moto. See docs/local-cloud.md.
 
 Examples:
   club-local                                  # what 'make run' does
   club-local --fresh                          # start with empty tables and queues ('make reset')
   club-local --validate                       # check the template and stop
+  club-local --engine moto                    # the data plane on moto (needs python3 with moto)
   club-local --endpoint 127.0.0.1:4600 --api 127.0.0.1:3100
   aws --endpoint-url http://127.0.0.1:4566 sqs list-queues
 
@@ -80,6 +83,8 @@ func run(args []string, stderr io.Writer) int {
 	speed := fs.Float64("schedule-speed", 1, "run schedules this many times faster than real time")
 	tags := fs.String("tags", "", "comma-separated build tags for the functions")
 	quiet := fs.Bool("quiet", false, "do not echo function output (it is always in <state-dir>/logs)")
+	engine := fs.String("engine", localcloud.EngineKumo, "the emulator behind the endpoint: "+strings.Join(engine.Names, " or ")+
+		" (moto: python3 -m moto.server as a child process, a second opinion on AWS behaviour; slower)")
 	validate := fs.Bool("validate", false, "parse and check the template, print a summary and exit")
 	persist := fs.Bool("persist", true, "keep the data in <state-dir>/state across restarts")
 	fresh := fs.Bool("fresh", false, "empty <state-dir>/state before starting")
@@ -117,7 +122,15 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	dataDir := ""
-	if *persist {
+	if *persist && *engine != localcloud.EngineKumo {
+		// The state directory holds kumo's snapshots: moto's data stays
+		// in memory.
+		log.Info("data is kept only with the kumo engine: this run's is in memory", "engine", *engine)
+		if *fresh {
+			fmt.Fprintln(stderr, "club-local: --fresh empties the state directory, which --engine", *engine, "does not use")
+			return 2
+		}
+	} else if *persist {
 		dataDir = filepath.Join(abs(*stateDir), "state")
 		if os.Getenv(preparedEnv) != dataDir {
 			// kumo reads its data directory when the process starts:
@@ -152,6 +165,7 @@ func run(args []string, stderr io.Writer) int {
 		Parameters:    overrides,
 		ScheduleSpeed: *speed,
 		Logger:        log,
+		Engine:        *engine,
 		DataDir:       dataDir,
 
 		SnapshotInterval: *snapshotInterval,

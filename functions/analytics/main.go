@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -21,7 +23,14 @@ func main() {
 		logger.Error("invalid configuration", obs.Err(cfgErr))
 		os.Exit(1)
 	}
-	h, err := projectionhandler.Build(context.Background(), cfg, projection.NewStatsProjector, logger)
+	// The AWS SDK configuration is loaded here, once (AWS_ENDPOINT_URL
+	// points it at an emulator), and handed to what builds the clients.
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	if err != nil {
+		logger.Error("start", obs.Err(fmt.Errorf("load AWS config: %w", err)))
+		os.Exit(1)
+	}
+	h, err := projectionhandler.Build(awsCfg, cfg, projection.NewStatsProjector, logger)
 	if err != nil {
 		logger.Error("start", obs.Err(err))
 		os.Exit(1)

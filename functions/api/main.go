@@ -40,6 +40,7 @@ import (
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/internal/userpool"
+	"github.com/clubdev/club/internal/webhooksecret"
 )
 
 // functionName labels log lines.
@@ -87,7 +88,7 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, 
 	if err != nil {
 		return nil, err
 	}
-	webhooks, err := newWebhooks(ctx, ssm.NewFromConfig(awsCfg), cfg.PaymentWebhookSecretParameter, purchase.WebhooksDeps{
+	webhooks, err := webhooksecret.NewWebhooks(ctx, ssm.NewFromConfig(awsCfg), cfg.PaymentWebhookSecretParameter, purchase.WebhooksDeps{
 		Store: pst.Purchases, Callbacks: saga,
 	}, logger)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/profile"
+	"github.com/clubdev/club/internal/webhooksecret/webhooksecrettest"
 	"github.com/clubdev/club/internal/webhooksig"
 )
 
@@ -61,9 +62,9 @@ func minimalConfig(t *testing.T, name string) Config {
 // the read of the webhook secret from SSM) and answers /healthz and
 // webhooks, which touch no storage until their signature holds.
 func TestBuild(t *testing.T) {
-	params := startSSM(t)
+	params := webhooksecrettest.StartSSM(t)
 	const name = "/club-api-test/build/payment-webhook-secret"
-	putSecret(t, params, name, "whsec-from-ssm")
+	webhooksecrettest.PutSecret(t, params, name, "whsec-from-ssm")
 	h, err := build(context.Background(), minimalConfig(t, name), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{
@@ -99,12 +100,12 @@ func TestBuild(t *testing.T) {
 // answer 503 webhook_secret_unavailable naming the parameter to fix (never
 // quoting a value), and the other routes answer as usual.
 func TestBuildNamesTheMissingSecret(t *testing.T) {
-	params := startSSM(t)
+	params := webhooksecrettest.StartSSM(t)
 	_, err := params.PutParameter(context.Background(), &ssm.PutParameterInput{
 		Name: aws.String("/club-api-test/plain"), Value: aws.String("plain-text-secret"), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true),
 	})
 	require.NoError(t, err)
-	putSecret(t, params, "/club-api-test/blank", "  ")
+	webhooksecrettest.PutSecret(t, params, "/club-api-test/blank", "  ")
 	for name, want := range map[string]string{
 		"/club-api-test/missing": "SSM parameter /club-api-test/missing does not exist",
 		"/club-api-test/plain":   "SSM parameter /club-api-test/plain is a String: store the webhook secret as a SecureString",

@@ -13,16 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/clubdev/club/internal/mail"
+	"github.com/clubdev/club/internal/notifier"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/store"
 )
 
-// functionName labels log lines and metrics.
-const functionName = "notifier"
-
 func main() {
 	cfg, cfgErr := loadConfig(os.Getenv)
-	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: functionName})
+	logger := obs.NewLogger(os.Stdout, obs.Options{Level: cfg.LogLevel, Function: notifier.FunctionName})
 	if cfgErr != nil {
 		logger.Error("invalid configuration", obs.Err(cfgErr))
 		os.Exit(1)
@@ -35,7 +33,7 @@ func main() {
 	lambda.Start(h.Handle)
 }
 
-func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
+func build(ctx context.Context, cfg Config, logger *slog.Logger) (*notifier.Handler, error) {
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
@@ -52,14 +50,14 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	if timeout == 0 {
 		timeout = mail.DefaultTimeout
 	}
-	n, err := NewNotifier(NotifierDeps{
+	n, err := notifier.NewNotifier(notifier.NotifierDeps{
 		Store:     st.Enrollments,
-		Addresses: Addresses{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
+		Addresses: notifier.Addresses{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
 		// Throttled sends wait inside the invocation (see PatientMailer),
 		// leaving time for one more send and for recording its outcome; a
 		// provider that is down is probed, not hammered (see Breaker).
-		Mailer: &PatientMailer{
-			Next:   &Breaker{Next: mailer, ProbeInterval: cfg.ProbeInterval},
+		Mailer: &notifier.PatientMailer{
+			Next:   &notifier.Breaker{Next: mailer, ProbeInterval: cfg.ProbeInterval},
 			Margin: timeout + 2*time.Second,
 		},
 		Logger:  logger,
@@ -70,5 +68,5 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, erro
 	}
 	queue := cfg.Queue
 	queue.RetryBudget, queue.BackoffCap = cfg.RetryBudget, cfg.BackoffCap
-	return newHandler(queue, sqs.NewFromConfig(awsCfg), n, logger)
+	return notifier.NewHandler(queue, sqs.NewFromConfig(awsCfg), n, logger)
 }

@@ -16,6 +16,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"log/slog"
 	"os"
 
@@ -44,7 +46,11 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	w, err := relay.Wire(ctx, functionName, cfg.Store(), cfg.Routing, logger, os.Stdout)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	w, err := relay.Wire(awsCfg, functionName, cfg.Store(), cfg.Routing, logger, os.Stdout)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,11 @@
 //
 // # Routes
 //
+// The contract of these routes — bodies, statuses, headers and error codes —
+// is api/openapi.yaml (OpenAPI 3.1). The package's tests fail when a route
+// of the router or a Code constant is missing from it, and check every
+// answer they see against it (package apicontract).
+//
 //	GET    /healthz                                  anyone                 200 {"status":"ok"}; 503 webhook_secret_unavailable
 //	POST   /classes                                  teacher                201 class
 //	GET    /classes/{class_id}                       signed in              200 class

@@ -77,6 +77,7 @@ func FuzzAPI(f *testing.F) {
 		if resp.StatusCode < 400 && doc.Error != nil {
 			t.Fatalf("%q %q: status %d with an error body: %s", method, ev.RawPath, resp.StatusCode, resp.Body)
 		}
+		checkContract(t, ev, resp)
 	})
 }
 

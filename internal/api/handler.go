@@ -137,6 +137,16 @@ func New(d Deps) (*Handler, error) {
 	return h, nil
 }
 
+// Routes lists the API's routes as "METHOD /pattern", in the order they are
+// matched: what api/openapi.yaml must describe.
+func (h *Handler) Routes() []string {
+	out := make([]string, 0, len(h.routes))
+	for _, rt := range h.routes {
+		out = append(out, rt.method+" "+rt.pattern)
+	}
+	return out
+}
+
 // request is one request on its way through the handler.
 type request struct {
 	method   string

@@ -194,6 +194,7 @@ func (f *fixture) handle(ev events.APIGatewayV2HTTPRequest) result {
 	f.t.Helper()
 	resp, err := f.h.Handle(f.ctx, ev)
 	require.NoError(f.t, err, "the handler answers every failure over HTTP")
+	checkContract(f.t, ev, resp)
 	r := result{status: resp.StatusCode, headers: resp.Headers, body: resp.Body}
 	require.Equal(f.t, "application/json", resp.Headers["Content-Type"])
 	require.NoError(f.t, json.Unmarshal([]byte(resp.Body), &r.doc), "body is a JSON object: %s", resp.Body)

@@ -1,14 +1,13 @@
 package exporter
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -71,19 +70,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// Build wires the handler as the function's main does: the AWS SDK
-// configuration loaded once (AWS_ENDPOINT_URL points it at an emulator),
-// the store, the exports bucket and the queue consumer.
+// Build wires the handler as the function's main does, over the AWS SDK
+// configuration the main loaded (AWS_ENDPOINT_URL points it at an
+// emulator): the store, the exports bucket and the queue consumer.
 //
 // With a custom endpoint the S3 client addresses buckets path-style
 // (<endpoint>/<bucket>/<key>): a virtual host <bucket>.127.0.0.1 does not
 // resolve, and the presigned URL must reach the endpoint from the caller's
 // side too. On AWS the default virtual-hosted style is kept.
-func Build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
+func Build(awsCfg aws.Config, cfg Config, logger *slog.Logger) (*Handler, error) {
 	db := dynamodb.NewFromConfig(awsCfg)
 	st, err := store.New(db, cfg.Store())
 	if err != nil {

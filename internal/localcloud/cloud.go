@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,10 +23,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/sivchari/kumo"
 
 	"github.com/clubdev/club/internal/localcloud/alarms"
 	"github.com/clubdev/club/internal/localcloud/ddbstream"
+	"github.com/clubdev/club/internal/localcloud/engine"
 	"github.com/clubdev/club/internal/localcloud/esm"
 	"github.com/clubdev/club/internal/localcloud/front"
 	"github.com/clubdev/club/internal/localcloud/gateway"
@@ -100,10 +101,14 @@ type Config struct {
 	MailAddr    string
 	PaymentAddr string
 	NoSandboxes bool
+	// Engine serves the data plane: EngineKumo (default, in process) or
+	// EngineMoto (moto's server as a child process; see engine.go).
+	Engine string
 	// DataDir, if set, is a state directory (package state) the cloud
 	// keeps its data in across restarts: kumo's snapshots (the process
 	// must have been started with KUMO_DATA_DIR=DataDir/kumo), the stream
-	// log and the mappings' checkpoints (persist.go). Empty: all in memory.
+	// log, the mappings' checkpoints, executions, sandboxes (persist.go).
+	// Empty: all in memory. The kumo engine only.
 	DataDir string
 	// SnapshotInterval is how often kumo's changed data is written to
 	// DataDir (stretched when a snapshot takes long: persist.go). Default 1 s.
@@ -172,7 +177,7 @@ type Cloud struct {
 	stack *template.Stack
 	ready atomic.Bool
 
-	kumo    *kumo.Server
+	engine  dataPlane
 	counter *front.Counter
 	// queueAges watches the SQS calls to know each queue's oldest message
 	// without receiving (GET /_club/queues/age).
@@ -192,6 +197,10 @@ type Cloud struct {
 
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
+	// stopFollowing ends the copying of the engine's stream records
+	// (EngineMoto); followers waits for it.
+	stopFollowing context.CancelFunc
+	followers     sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -273,9 +282,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	ctx, cancelReady := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	defer cancelReady()
 
-	// kumo's SDK-facing services, then our front on the endpoint.
+	// The engine's SDK-facing services, then our front on the endpoint.
 	os.Setenv("AWS_DEFAULT_REGION", Region)
-	c.kumo = kumo.NewServer()
+	c.engine, err = startEngine(ctx, cfg.Engine, filepath.Join(cfg.StateDir, "logs"), c.log)
+	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
+		return nil, err
+	}
 	c.runtime = lambdart.New(lambdart.Options{
 		RuntimeAPIHost: endpointLn.Addr().String(),
 		Env: map[string]string{
@@ -295,21 +309,57 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	sfnResources := sfn.NewResources()
 	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
-	f, err := front.New(c.kumo.URL, front.Routes{}, c.counter, front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
-		front.WithLogger(c.log.With("component", "endpoint")))
+	frontOpts := []front.Option{front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
+		front.WithLogger(c.log.With("component", "endpoint"))}
+	recorderOpts := []ddbstream.Option{ddbstream.WithLogger(c.log)}
+	if cfg.Engine == EngineMoto {
+		frontOpts = append(frontOpts, front.WithMotoEngine())
+	}
+	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
 		return nil, err
+	}
+	if cfg.Engine == EngineMoto {
+		recorderOpts = append(recorderOpts, ddbstream.WithEngineRecords(f.EngineExclusive))
 	}
 	c.front = f
 	c.queueAges = sqsage.New(f.Kumo(), nil)
+	recorder := ddbstream.NewRecorder(c.streams, f.Kumo(), recorderOpts...)
+	if cfg.Engine == EngineMoto {
+		followCtx, stopFollowing := context.WithCancel(context.Background())
+		c.stopFollowing = stopFollowing
+		c.followers.Add(1)
+		go func() {
+			defer c.followers.Done()
+			recorder.FollowEngine(followCtx)
+		}()
+	}
+	var besideEngine map[string]http.Handler
+	if u := c.engine.KumoURL(); u != "" {
+		ku, err := url.Parse(u)
+		if err != nil {
+			endpointLn.Close()
+			apiLn.Close()
+			return nil, err
+		}
+		besideEngine = map[string]http.Handler{}
+		for _, svc := range engine.KumoServices {
+			besideEngine[svc] = front.NewProxy(ku)
+		}
+	}
 	sqsRoute, err := c.persist.keepInFlight(ctx, c.queueAges)
 	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
 		return nil, err
 	}
 	f.SetRoutes(front.Routes{
+		Services:      besideEngine,
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
-		DynamoDB:      ddbstream.NewRecorder(c.streams, f.Kumo(), ddbstream.WithLogger(c.log)),
+		DynamoDB:      recorder,
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),
@@ -444,7 +494,7 @@ func (c *Cloud) Stack() *template.Stack { return c.stack }
 func (c *Cloud) StackFile() string { return c.stackFile }
 
 // Close stops everything in reverse order of start: the extras, the HTTP API,
-// pollers and schedules, the function processes, the endpoint and kumo.
+// pollers and schedules, the function processes, the endpoint and the engine.
 // No child process survives it. It is safe to call more than once.
 func (c *Cloud) Close() error {
 	c.closeOnce.Do(func() {
@@ -470,13 +520,17 @@ func (c *Cloud) Close() error {
 		if c.runtime != nil {
 			errs = append(errs, c.runtime.Stop())
 		}
+		if c.stopFollowing != nil {
+			c.stopFollowing()
+			c.followers.Wait()
+		}
 		if c.endpoint != nil {
 			c.persist.drain(c.endpoint)
 			_ = c.endpoint.Close()
 		}
 		errs = append(errs, c.persist.close())
-		if c.kumo != nil {
-			c.kumo.Close()
+		if c.engine != nil {
+			errs = append(errs, c.engine.Close())
 		}
 		c.closeErr = errors.Join(errs...)
 	})
@@ -652,6 +706,17 @@ func (c *Cloud) startAlarms(ctx, runCtx context.Context, awsCfg aws.Config, res 
 		},
 		QueueURLs: urls,
 		Log:       c.log.With("component", "alarms"),
+		Region:    Region,
+		AccountID: AccountID,
+	}
+	if c.engine.KumoURL() != "" {
+		// The alarms live in kumo beside the engine, whose topics kumo
+		// cannot reach: the evaluator publishes the notifications itself.
+		topics := sns.NewFromConfig(awsCfg)
+		ev.Notify = func(ctx context.Context, topic, subject string, msg []byte) error {
+			_, err := topics.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(topic), Subject: aws.String(subject), Message: aws.String(string(msg))})
+			return err
+		}
 	}
 	if err := ev.Create(ctx); err != nil {
 		return fmt.Errorf("alarms: %w", err)

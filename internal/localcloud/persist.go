@@ -83,6 +83,9 @@ func openPersistence(cfg Config, streams *ddbstream.Log) (*persistence, error) {
 	if cfg.DataDir == "" {
 		return nil, nil
 	}
+	if cfg.Engine != "" && cfg.Engine != EngineKumo {
+		return nil, fmt.Errorf("state directory %s: it keeps kumo's data; the %s engine keeps its data in memory (no DataDir)", cfg.DataDir, cfg.Engine)
+	}
 	dir, err := state.Open(cfg.DataDir, false)
 	if err != nil {
 		return nil, err

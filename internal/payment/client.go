@@ -11,57 +11,72 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/clubdev/club/internal/club/purchase"
 )
 
-// The classes of a failed call. Every error a Client returns matches
-// exactly one of ErrUnknown, ErrUnavailable and ErrRejected.
+// The classes of a failed call: the purchase domain's, which its
+// PaymentProvider port names. Every error a Client returns matches exactly
+// one of ErrUnknown, ErrUnavailable and ErrRejected.
 var (
 	// ErrUnknown: the call may or may not have taken effect.
-	ErrUnknown = errors.New("payment provider: result unknown")
+	ErrUnknown = purchase.ErrProviderCallUnknown
 	// ErrUnavailable: the provider did nothing and asks to retry later.
-	ErrUnavailable = errors.New("payment provider: unavailable")
+	ErrUnavailable = purchase.ErrProviderCallUnavailable
 	// ErrRejected: the provider refused the request for good.
-	ErrRejected = errors.New("payment provider: request rejected")
+	ErrRejected = purchase.ErrProviderCallRejected
 	// ErrNotFound: the payment or refund does not exist (a kind of
 	// ErrRejected).
 	ErrNotFound = fmt.Errorf("%w: not found", ErrRejected)
 )
 
-// Status is the state of a payment or refund at the provider.
-type Status string
+// Client implements the purchase domain's port.
+var _ purchase.PaymentProvider = (*Client)(nil)
 
-const (
-	StatusPending   Status = "pending"
-	StatusSucceeded Status = "succeeded"
-	StatusFailed    Status = "failed"
+// The provider's objects are the purchase domain's types; the names here
+// are the ones this package's callers have always used.
+type (
+	// Status is the state of a payment or refund at the provider.
+	Status = purchase.ProviderStatus
+	// Payment is a payment as the provider reports it.
+	Payment = purchase.ProviderPayment
+	// Refund is a refund as the provider reports it.
+	Refund = purchase.ProviderRefund
+	// CreatePaymentRequest is what a payment is asked for with.
+	CreatePaymentRequest = purchase.PaymentRequest
 )
 
-// Payment is a payment as the provider reports it.
-type Payment struct {
-	ID          string `json:"payment_id"`
-	Status      Status `json:"status"`
-	Reference   string `json:"reference"`
-	AmountCents int64  `json:"amount_cents"`
-	Currency    string `json:"currency"`
-	CheckoutURL string `json:"checkout_url"`
-}
+const (
+	StatusPending   = purchase.ProviderPending
+	StatusSucceeded = purchase.ProviderSucceeded
+	StatusFailed    = purchase.ProviderFailed
+)
 
-// Refund is a refund as the provider reports it.
-type Refund struct {
-	ID          string `json:"refund_id"`
-	PaymentID   string `json:"payment_id"`
-	Status      Status `json:"status"`
-	AmountCents int64  `json:"amount_cents"`
-}
+// The provider's JSON: its objects and the body of a payment request.
+type (
+	paymentJSON struct {
+		ID          string `json:"payment_id"`
+		Status      Status `json:"status"`
+		Reference   string `json:"reference"`
+		AmountCents int64  `json:"amount_cents"`
+		Currency    string `json:"currency"`
+		CheckoutURL string `json:"checkout_url"`
+	}
+	refundJSON struct {
+		ID          string `json:"refund_id"`
+		PaymentID   string `json:"payment_id"`
+		Status      Status `json:"status"`
+		AmountCents int64  `json:"amount_cents"`
+	}
+	createPaymentJSON struct {
+		AmountCents int64  `json:"amount_cents"`
+		Currency    string `json:"currency"`
+		Reference   string `json:"reference"`
+	}
+)
 
-// CreatePaymentRequest is the body of a payment request.
-type CreatePaymentRequest struct {
-	AmountCents int64  `json:"amount_cents"`
-	Currency    string `json:"currency"`
-	// Reference is the caller's id for the payment (the purchase id); the
-	// provider repeats it in its webhooks.
-	Reference string `json:"reference"`
-}
+func (p paymentJSON) payment() Payment { return Payment(p) }
+func (r refundJSON) refund() Refund    { return Refund(r) }
 
 // ProviderError is an error answer of the provider: its HTTP status and
 // the {"error":{"code","message"}} it sent, if any.
@@ -140,42 +155,42 @@ func New(cfg Config) (*Client, error) {
 // the same request returns the same payment, as it is now, on every call:
 // retry an ErrUnknown with the same key.
 func (c *Client) CreatePayment(ctx context.Context, idempotencyKey string, req CreatePaymentRequest) (Payment, error) {
-	var p Payment
-	if err := c.do(ctx, http.MethodPost, "/v1/payments", idempotencyKey, req, &p); err != nil {
+	var p paymentJSON
+	if err := c.do(ctx, http.MethodPost, "/v1/payments", idempotencyKey, createPaymentJSON(req), &p); err != nil {
 		return Payment{}, fmt.Errorf("create payment %s: %w", req.Reference, err)
 	}
-	return p, nil
+	return p.payment(), nil
 }
 
 // GetPayment reads a payment's status.
 func (c *Client) GetPayment(ctx context.Context, paymentID string) (Payment, error) {
-	var p Payment
+	var p paymentJSON
 	if err := c.do(ctx, http.MethodGet, "/v1/payments/"+url.PathEscape(paymentID), "", nil, &p); err != nil {
 		return Payment{}, fmt.Errorf("get payment %s: %w", paymentID, err)
 	}
-	return p, nil
+	return p.payment(), nil
 }
 
 // CreateRefund asks for a full refund of a payment under idempotencyKey;
 // the same key returns the same refund on every call.
 func (c *Client) CreateRefund(ctx context.Context, idempotencyKey, paymentID string) (Refund, error) {
-	var r Refund
+	var r refundJSON
 	body := struct {
 		PaymentID string `json:"payment_id"`
 	}{paymentID}
 	if err := c.do(ctx, http.MethodPost, "/v1/refunds", idempotencyKey, body, &r); err != nil {
 		return Refund{}, fmt.Errorf("refund payment %s: %w", paymentID, err)
 	}
-	return r, nil
+	return r.refund(), nil
 }
 
 // GetRefund reads a refund's status.
 func (c *Client) GetRefund(ctx context.Context, refundID string) (Refund, error) {
-	var r Refund
+	var r refundJSON
 	if err := c.do(ctx, http.MethodGet, "/v1/refunds/"+url.PathEscape(refundID), "", nil, &r); err != nil {
 		return Refund{}, fmt.Errorf("get refund %s: %w", refundID, err)
 	}
-	return r, nil
+	return r.refund(), nil
 }
 
 // maxAnswerBytes bounds what is read of an answer: the provider's objects

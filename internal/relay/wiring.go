@@ -1,14 +1,13 @@
 package relay
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -70,16 +69,13 @@ type Wiring struct {
 	Relay *Relay
 }
 
-// Wire loads the AWS SDK configuration once and builds the store and a Relay
+// Wire builds, over the AWS SDK configuration the function's main loaded,
+// the store and a Relay
 // with the deployed routes: events to the topic, workflows (purchase.requested,
 // and refund.requested as <purchase id>-refund) to the purchase saga, jobs to the queue of their work class
 // (export.requested to the exports queue). The Relay logs to logger
 // and writes its metrics to metrics, under the dimension Function = function.
-func Wire(ctx context.Context, function string, storeCfg store.Config, routing Routing, logger *slog.Logger, metrics io.Writer) (Wiring, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return Wiring{}, fmt.Errorf("load AWS config: %w", err)
-	}
+func Wire(awsCfg aws.Config, function string, storeCfg store.Config, routing Routing, logger *slog.Logger, metrics io.Writer) (Wiring, error) {
 	st, err := store.New(dynamodb.NewFromConfig(awsCfg), storeCfg)
 	if err != nil {
 		return Wiring{}, err

@@ -1,13 +1,12 @@
 package reports
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/clubdev/club/internal/club/operation"
@@ -41,14 +40,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// Build wires the handler as the function's main does: the AWS SDK
-// configuration loaded once (AWS_ENDPOINT_URL points it at an emulator),
-// the store and the operation service.
-func Build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
+// Build wires the handler as the function's main does, over the AWS SDK
+// configuration the main loaded (AWS_ENDPOINT_URL points it at an
+// emulator): the store and the operation service.
+func Build(awsCfg aws.Config, cfg Config, logger *slog.Logger) (*Handler, error) {
 	db := dynamodb.NewFromConfig(awsCfg)
 	st, err := store.New(db, cfg.Store())
 	if err != nil {

@@ -17,24 +17,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/localcloud/testkit"
 )
 
-// client talks to one in-process emulator shared by the test binary; each
-// test creates queues of its own.
+// client talks to the engine the tests run on now (testkit: the package runs
+// once on kumo and once on moto), shared by the test binary; each test
+// creates queues of its own.
 var client *sqs.Client
 
 func TestMain(m *testing.M) {
-	srv := kumo.NewServer()
-	client = sqs.New(sqs.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(srv.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-	})
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(testkit.Run(m, func(url string) {
+		client = sqs.New(sqs.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(url),
+			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		})
+	}))
 }
 
 var queueSeq atomic.Int64

@@ -10,31 +10,29 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/internal/store/storetest"
 )
 
-// client talks to one in-process emulator shared by the whole test binary
-// (its services are process-wide singletons anyway). Tests isolate themselves
-// with their own tables.
+// client talks to the engine the tests run on now (testkit: the package runs
+// once on kumo and once on moto), shared by the whole test binary. Tests
+// isolate themselves with their own tables.
 var client *dynamodb.Client
 
 func TestMain(m *testing.M) {
-	srv := kumo.NewServer()
-	client = dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(srv.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
-		// kumo's X-Amz-Crc32 header does not match its body; the data is
-		// fine, so skip the check instead of logging a warning per call.
-		DisableValidateResponseChecksum: true,
-	})
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(testkit.Run(m, func(url string) {
+		client = dynamodb.New(dynamodb.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(url),
+			Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+			// kumo's X-Amz-Crc32 header does not match its body; the data is
+			// fine, so skip the check instead of logging a warning per call.
+			DisableValidateResponseChecksum: true,
+		})
+	}))
 }
 
 var tableSeq atomic.Int64

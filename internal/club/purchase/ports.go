@@ -7,7 +7,6 @@ import (
 
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/idempotency"
-	"github.com/clubdev/club/internal/payment"
 )
 
 // IntensiveRepository stores intensives. Their seat counters change only in
@@ -61,19 +60,17 @@ type Store interface {
 	Update(ctx context.Context, id string, change func(*Purchase) error) (Purchase, error)
 }
 
-// PaymentProvider is the payment provider's API (docs/principles.md §7.2); *payment.Client
-// implements it. Errors are classified by package payment: errors.Is
-// payment.ErrUnknown (the effect may have happened), payment.ErrUnavailable
-// (it did not; retry later), payment.ErrRejected (it did not; retrying
-// cannot help).
+// PaymentProvider is the payment provider's API (docs/principles.md §7.2);
+// *payment.Client implements it. Every error matches one of
+// ErrProviderCallUnknown (the effect may have happened),
+// ErrProviderCallUnavailable (it did not; retry later) and
+// ErrProviderCallRejected (it did not; retrying cannot help).
 type PaymentProvider interface {
-	CreatePayment(ctx context.Context, idempotencyKey string, req payment.CreatePaymentRequest) (payment.Payment, error)
-	GetPayment(ctx context.Context, paymentID string) (payment.Payment, error)
-	CreateRefund(ctx context.Context, idempotencyKey, paymentID string) (payment.Refund, error)
-	GetRefund(ctx context.Context, refundID string) (payment.Refund, error)
+	CreatePayment(ctx context.Context, idempotencyKey string, req PaymentRequest) (ProviderPayment, error)
+	GetPayment(ctx context.Context, paymentID string) (ProviderPayment, error)
+	CreateRefund(ctx context.Context, idempotencyKey, paymentID string) (ProviderRefund, error)
+	GetRefund(ctx context.Context, refundID string) (ProviderRefund, error)
 }
-
-var _ PaymentProvider = (*payment.Client)(nil)
 
 // ErrTaskClosed is what a TaskCallbacks adapter returns when the task of a
 // token has already ended (Step Functions' TaskTimedOut, InvalidToken or

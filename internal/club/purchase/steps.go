@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/clubdev/club/internal/fault"
-	"github.com/clubdev/club/internal/payment"
 )
 
 // StepsDeps are the collaborators of Steps.
@@ -114,14 +113,14 @@ func (s *Steps) RequestPayment(ctx context.Context, id string) (PaymentRequested
 	if p.HoldExpired(s.now()) {
 		return PaymentRequested{}, fmt.Errorf("request payment %s: %w", id, ErrHoldExpired)
 	}
-	pay, err := s.payments.CreatePayment(ctx, p.PaymentKey(), payment.CreatePaymentRequest{
+	pay, err := s.payments.CreatePayment(ctx, p.PaymentKey(), PaymentRequest{
 		AmountCents: p.Price().AmountCents, Currency: p.Price().Currency, Reference: p.ID(),
 	})
 	if err != nil {
 		return PaymentRequested{}, fmt.Errorf("request payment %s: %w", id, classifyProvider(err, ErrPaymentUnknown, ErrPaymentRejected))
 	}
 	stored, err := s.store.Update(ctx, id, func(p *Purchase) error {
-		return p.RecordPayment(pay.ID, pay.CheckoutURL, ProviderStatus(pay.Status), s.now())
+		return p.RecordPayment(pay.ID, pay.CheckoutURL, pay.Status, s.now())
 	})
 	if err != nil {
 		return PaymentRequested{}, stale(fmt.Errorf("request payment %s: record: %w", id, err))
@@ -259,7 +258,7 @@ func (s *Steps) CheckPayment(ctx context.Context, id string) (PaymentOutcome, er
 	if err != nil {
 		return PaymentOutcome{}, fmt.Errorf("check payment %s: %w", id, classifyProvider(err, ErrPaymentUnknown, ErrPaymentRejected))
 	}
-	stored, err := s.store.Update(ctx, id, func(p *Purchase) error { return p.ObservePayment(pay.ID, ProviderStatus(pay.Status)) })
+	stored, err := s.store.Update(ctx, id, func(p *Purchase) error { return p.ObservePayment(pay.ID, pay.Status) })
 	if err != nil {
 		return PaymentOutcome{}, fmt.Errorf("check payment %s: record: %w", id, err)
 	}
@@ -373,9 +372,9 @@ func (s *Steps) CheckRefund(ctx context.Context, id string) error {
 	}
 }
 
-func (s *Steps) recordRefund(ctx context.Context, id string, rf payment.Refund) (Purchase, error) {
+func (s *Steps) recordRefund(ctx context.Context, id string, rf ProviderRefund) (Purchase, error) {
 	stored, err := s.store.Update(ctx, id, func(p *Purchase) error {
-		if err := p.RecordRefund(rf.ID, ProviderStatus(rf.Status)); err != nil {
+		if err := p.RecordRefund(rf.ID, rf.Status); err != nil {
 			return err
 		}
 		if p.RefundStatus() == ProviderSucceeded {
@@ -403,11 +402,11 @@ func (s *Steps) NeedReconciliation(ctx context.Context, id, note string) error {
 // Anything else (a bug) is returned as is.
 func classifyProvider(err, unknown, rejected error) error {
 	switch {
-	case errors.Is(err, payment.ErrUnknown):
+	case errors.Is(err, ErrProviderCallUnknown):
 		return fmt.Errorf("%w: %w", unknown, err)
-	case errors.Is(err, payment.ErrUnavailable):
+	case errors.Is(err, ErrProviderCallUnavailable):
 		return fmt.Errorf("%w: %w", ErrProviderUnavailable, err)
-	case errors.Is(err, payment.ErrRejected):
+	case errors.Is(err, ErrProviderCallRejected):
 		return fmt.Errorf("%w: %w", rejected, err)
 	}
 	return err

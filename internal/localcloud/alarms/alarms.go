@@ -2,6 +2,7 @@ package alarms
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,16 @@ type Evaluator struct {
 	Ages       QueueAges
 	// QueueURLs maps a queue name (the QueueName dimension) to its URL.
 	QueueURLs map[string]string
+	// Notify, when set, publishes the notification of a state change to
+	// each topic of the alarm's actions itself. Leave it nil when the
+	// emulator that keeps the alarms publishes them (kumo does, on
+	// SetAlarmState); set it when the topics live elsewhere (the moto
+	// engine: the alarms stay in kumo, the topics are moto's).
+	Notify func(ctx context.Context, topicARN, subject string, message []byte) error
+	// Region names the region in notifications (default us-east-1).
+	Region string
+	// AccountID is the account in notifications.
+	AccountID string
 	// Interval between evaluations (default DefaultInterval).
 	Interval time.Duration
 	Log      *slog.Logger
@@ -137,7 +148,61 @@ func (e *Evaluator) Evaluate(ctx context.Context) error {
 		if next == StateAlarm || e.state[a.Name] == StateAlarm {
 			e.log().Info("alarm state changed", "alarm", a.Name, "from", e.state[a.Name], "to", next, "reason", reason)
 		}
+		if err := e.notify(ctx, a, e.state[a.Name], next, reason); err != nil {
+			errs = append(errs, fmt.Errorf("alarm %s: notify: %w", a.Name, err))
+		}
 		e.state[a.Name] = next
+	}
+	return errors.Join(errs...)
+}
+
+// notify publishes a state change to the alarm's topics when Notify is set,
+// in the shape of CloudWatch's SNS notification
+// (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-sns-notifications.html).
+func (e *Evaluator) notify(ctx context.Context, a template.Alarm, from, to, reason string) error {
+	if e.Notify == nil || !a.ActionsEnabled {
+		return nil
+	}
+	topics := a.OKActions
+	switch to {
+	case StateAlarm:
+		topics = a.AlarmActions
+	case StateInsufficientData:
+		topics = a.InsufficientDataActions
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	if from == "" {
+		from = StateInsufficientData
+	}
+	region := e.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	dims := make([]map[string]string, 0, len(a.Dimensions))
+	for _, d := range a.Dimensions {
+		dims = append(dims, map[string]string{"name": d.Name, "value": d.Value})
+	}
+	msg, err := json.Marshal(map[string]any{
+		"AlarmName": a.Name, "AlarmDescription": a.Description, "AWSAccountId": e.AccountID,
+		"NewStateValue": to, "NewStateReason": reason, "OldStateValue": from,
+		"StateChangeTime": time.Now().UTC().Format("2006-01-02T15:04:05.000-0700"), "Region": region,
+		"Trigger": map[string]any{
+			"MetricName": a.MetricName, "Namespace": a.Namespace, "Statistic": a.Statistic, "Dimensions": dims,
+			"Period": int(a.Period / time.Second), "EvaluationPeriods": max(a.EvaluationPeriods, 1),
+			"ComparisonOperator": a.ComparisonOperator, "Threshold": a.Threshold, "TreatMissingData": a.TreatMissingData,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	subject := fmt.Sprintf("%s: %q in %s", to, a.Name, region)
+	var errs []error
+	for _, topic := range topics {
+		if err := e.Notify(ctx, topic, subject, msg); err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", topic, err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package ddbstream
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 )
 
@@ -9,8 +10,10 @@ import (
 type Option func(*settings)
 
 type settings struct {
-	now    func() time.Time
-	logger *slog.Logger
+	now           func() time.Time
+	logger        *slog.Logger
+	engineRecords bool
+	exclusive     func(fn func(engine http.Handler))
 }
 
 func newSettings(opts []Option) settings {

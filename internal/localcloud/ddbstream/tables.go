@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"sync"
 )
 
@@ -49,6 +50,20 @@ func (s *tableSet) put(t tableMeta) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.byName[t.Name] = t
+}
+
+// streaming returns the stream-enabled tables, by name.
+func (s *tableSet) streaming() []tableMeta {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]tableMeta, 0, len(s.byName))
+	for _, t := range s.byName {
+		if t.streaming() {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 func (s *tableSet) remove(name string) {

@@ -26,6 +26,10 @@ type Routes struct {
 	// DynamoDB receives every DynamoDB_20120810 call (the stream recorder,
 	// which forwards to kumo itself).
 	DynamoDB http.Handler
+	// Services serve whole services (by SigV4 service name: "lambda" for
+	// the Lambda API other than Invoke, "monitoring") that the engine should
+	// not: with moto, kumo keeps the functions, mappings and CloudWatch.
+	Services map[string]http.Handler
 	// Streams serves DynamoDBStreams_20120810.
 	Streams http.Handler
 	// StepFunctions serves AWSStepFunctions.
@@ -51,6 +55,10 @@ type Front struct {
 	deleted   *deletedHandles
 	answers   *answers
 	conflicts *conflicts
+	// serialEngine: see WithMotoEngine; serial is then the engine's
+	// handler.
+	serialEngine bool
+	serial       *SerialEngine
 }
 
 // Option configures a Front.
@@ -80,23 +88,38 @@ func WithClock(now func() time.Time) Option {
 	return func(f *Front) { f.presign.now = now }
 }
 
-// New returns a front that proxies to the kumo server at kumoURL.
+// WithMotoEngine says the engine behind the front is moto. It is not safe
+// under concurrent requests, so every call reaches it through Serialised,
+// the front's own calls included; and it refuses an unsigned read of a
+// private S3 object as S3 does, so a presigned request the front has
+// verified reaches it with its signature (moto does not check it).
+func WithMotoEngine() Option {
+	return func(f *Front) { f.serialEngine = true }
+}
+
+// New returns a front that proxies to the engine (kumo, or moto) at kumoURL.
 func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Front, error) {
 	u, err := url.Parse(kumoURL)
 	if err != nil {
 		return nil, err
 	}
-	kumo := NewProxy(u)
-	// The front's own calls to kumo.
-	frontAWS := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", "")}
-	f := &Front{routes: routes, kumo: kumo, fallback: sqsquery.New(kumo), counter: counter,
-		presign:  presignVerifier{now: time.Now, signer: v4.NewSigner()},
-		deleted:  newDeletedHandles(),
-		answers:  newAnswers(),
-		receipts: newReceipts(kumoURL, frontAWS), conflicts: newConflicts(kumoURL, frontAWS)}
+	f := &Front{routes: routes, counter: counter,
+		presign: presignVerifier{now: time.Now, signer: v4.NewSigner()},
+		deleted: newDeletedHandles(),
+		answers: newAnswers()}
 	for _, opt := range opts {
 		opt(f)
 	}
+	var kumo http.Handler = NewProxy(u)
+	if f.serialEngine {
+		f.serial = Serialised(kumo)
+		kumo = f.serial
+	}
+	f.kumo, f.fallback = kumo, sqsquery.New(kumo)
+	// The front's own calls to the engine go the way clients' calls do.
+	frontAWS := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", ""),
+		HTTPClient: &http.Client{Transport: handlerTransport{kumo}}}
+	f.receipts, f.conflicts = newReceipts(kumoURL, frontAWS), newConflicts(kumoURL, frontAWS)
 	return f, nil
 }
 
@@ -138,6 +161,17 @@ func (f *Front) SetRoutes(routes Routes) {
 	}
 }
 
+// EngineExclusive runs fn with the engine to itself (see
+// SerialEngine.Exclusive) when the engine is serialised; otherwise it runs
+// fn with the engine's handler at once, beside other requests.
+func (f *Front) EngineExclusive(fn func(next http.Handler)) {
+	if f.serial != nil {
+		f.serial.Exclusive(fn)
+		return
+	}
+	fn(f.kumo)
+}
+
 // Kumo returns the handler that forwards to kumo, for handlers (such as the
 // stream recorder) that sit in front of it.
 func (f *Front) Kumo() http.Handler { return f.kumo }
@@ -155,13 +189,15 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := classify(r)
 	f.counter.Add(op)
 	if isPresigned(r) {
-		// kumo does not check query-string signatures: the front does, and
-		// kumo then sees a plain request.
+		// The engines do not check query-string signatures: the front
+		// does, and kumo then sees a plain request (moto the signed one).
 		if e := f.presign.verify(r); e != nil {
 			e.write(w)
 			return
 		}
-		r = withoutPresignParams(r)
+		if !f.serialEngine {
+			r = withoutPresignParams(r)
+		}
 	}
 	f.answers.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
 }
@@ -172,6 +208,8 @@ func (f *Front) route(op Op, w http.ResponseWriter, r *http.Request) {
 	switch {
 	case op.Service == "lambda" && op.Operation == "Invoke" && lambdaInvokeRE.MatchString(path):
 		f.serve(f.routes.Invoke, w, r)
+	case f.routes.Services[op.Service] != nil:
+		f.routes.Services[op.Service].ServeHTTP(w, r)
 	case op.Service == "dynamodb" && op.Operation == "TransactWriteItems":
 		next := f.routes.DynamoDB
 		if next == nil {

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
@@ -28,23 +26,21 @@ import (
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
 	"github.com/clubdev/club/internal/localcloud/sqsage"
+	"github.com/clubdev/club/internal/localcloud/testkit"
 	"github.com/clubdev/club/internal/store"
 )
 
 // Region is the region every test client uses.
 const Region = "us-east-1"
 
-// kumoURL starts kumo once per test binary. It is never closed: the process
-// ends with the tests.
-var kumoURL = sync.OnceValue(func() string { return kumo.NewServer().URL })
-
 // Endpoint starts a front for one test and returns its URL: requests under
-// /_club/ go to club (404 when nil), everything else to kumo, through the
+// /_club/ go to club (404 when nil), everything else to the engine the tests
+// run on now (testkit.URL: kumo, or moto in a package run by testkit.Run), through the
 // local cloud's queue age tracker (package sqsage), which also answers GET
 // /_club/queues/age as the local cloud does.
 func Endpoint(t testing.TB, club http.Handler) string {
 	t.Helper()
-	target, err := url.Parse(kumoURL())
+	target, err := url.Parse(testkit.URL())
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1

@@ -2,12 +2,11 @@ package projectionhandler
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -44,14 +43,11 @@ func New(queue sqsconsumer.Config, client sqsconsumer.SQS, p Projector, logger *
 	return &Handler{consumer: c, projector: p}, nil
 }
 
-// Build is New as a function's main wires it: the AWS SDK configuration
-// loaded once, the store and the projector newProjector makes over its
-// inbox (projection.NewRosterProjector or projection.NewStatsProjector).
-func Build(ctx context.Context, cfg Config, newProjector func(projection.Inbox) *projection.Projector, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
-	}
+// Build is New as a function's main wires it, over the AWS SDK
+// configuration the main loaded: the store and the projector newProjector
+// makes over its inbox (projection.NewRosterProjector or
+// projection.NewStatsProjector).
+func Build(awsCfg aws.Config, cfg Config, newProjector func(projection.Inbox) *projection.Projector, logger *slog.Logger) (*Handler, error) {
 	st, err := store.New(dynamodb.NewFromConfig(awsCfg), cfg.Store())
 	if err != nil {
 		return nil, err

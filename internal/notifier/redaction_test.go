@@ -1,4 +1,4 @@
-package main
+package notifier
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func (f *fixture) useProvider(t *testing.T, baseURL string) {
 	t.Helper()
 	mailer, err := mail.New(mail.Config{BaseURL: baseURL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
-	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: functionName})
+	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: FunctionName})
 	n, err := NewNotifier(NotifierDeps{
 		Store:     f.store.Enrollments,
 		Addresses: profile.Resolver{Policy: profile.PolicyCurrent, Profiles: f.store.Profiles},
@@ -52,7 +52,7 @@ func (f *fixture) useProvider(t *testing.T, baseURL string) {
 		Now:       func() time.Time { return enrolledAt.Add(latency) },
 	})
 	require.NoError(t, err)
-	f.handler, err = newHandler(sqsconsumer.Config{
+	f.handler, err = NewHandler(sqsconsumer.Config{
 		QueueURL:        "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications",
 		DLQURL:          "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-dlq",
 		MaxReceiveCount: maxReceiveCount,

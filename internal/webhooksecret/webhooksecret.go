@@ -1,4 +1,4 @@
-package main
+package webhooksecret
 
 import (
 	"context"
@@ -21,23 +21,24 @@ import (
 	"github.com/clubdev/club/internal/webhooksig"
 )
 
-// secretRereadInterval bounds how often a signature mismatch may make the API
+// RereadInterval bounds how often a signature mismatch may make the API
 // read the webhook secret again: a rotated secret is picked up within a
 // minute of its first use, and forged webhooks cost at most one SSM call a
 // minute per function instance.
-const secretRereadInterval = time.Minute
+const RereadInterval = time.Minute
 
-// parameterReader is the one SSM call the API makes.
-type parameterReader interface {
+// ParameterReader is the one SSM call the API makes; *ssm.Client
+// implements it.
+type ParameterReader interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
 }
 
-var _ parameterReader = (*ssm.Client)(nil)
+var _ ParameterReader = (*ssm.Client)(nil)
 
-// readSecretParameter reads the SecureString parameter name, decrypted. A
-// parameter that is missing, empty or not a SecureString is an error naming
-// it; the value never appears in an error.
-func readSecretParameter(ctx context.Context, params parameterReader, name string) ([]byte, error) {
+// Read reads the SecureString parameter name, decrypted. A parameter that
+// is missing, empty or not a SecureString is an error naming it; the value
+// never appears in an error.
+func Read(ctx context.Context, params ParameterReader, name string) ([]byte, error) {
 	out, err := params.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})
 	var notFound *ssmtypes.ParameterNotFound
 	switch {
@@ -53,12 +54,12 @@ func readSecretParameter(ctx context.Context, params parameterReader, name strin
 	return []byte(aws.ToString(out.Parameter.Value)), nil
 }
 
-// newWebhooks reads the webhook secret from the SSM parameter name and
+// NewWebhooks reads the webhook secret from the SSM parameter name and
 // returns the webhook handler, which follows a rotation of the secret and
 // waits for a secret that is missing at start.
-func newWebhooks(ctx context.Context, params parameterReader, name string, deps purchase.WebhooksDeps, logger *slog.Logger) (*rotatingWebhooks, error) {
+func NewWebhooks(ctx context.Context, params ParameterReader, name string, deps purchase.WebhooksDeps, logger *slog.Logger) (*Webhooks, error) {
 	return newRotatingWebhooks(ctx, rotatingWebhooksDeps{
-		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, params, name) },
+		read: func(ctx context.Context) ([]byte, error) { return Read(ctx, params, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
 			d := deps
 			d.Secret = secret
@@ -76,9 +77,9 @@ type rotatingWebhooksDeps struct {
 	logger *slog.Logger
 }
 
-// rotatingWebhooks verifies webhooks with the secret read at start. After a
+// Webhooks verifies webhooks with the secret read at start. After a
 // signature mismatch it reads the secret again, at most once per
-// secretRereadInterval (counted from the last read, the first one included);
+// RereadInterval (counted from the last read, the first one included);
 // if the secret changed, it keeps the new one and verifies that delivery
 // again. A failed re-read leaves the secret as it was and the delivery
 // refused (the provider retries).
@@ -87,10 +88,10 @@ type rotatingWebhooksDeps struct {
 // not stop the API: until a read succeeds, deliveries and Health answer an
 // *api.UnavailableError naming the parameter (503
 // webhook_secret_unavailable), and each of them reads again at most once per
-// secretRereadInterval. Every other route works meanwhile. Safe for
+// RereadInterval. Every other route works meanwhile. Safe for
 // concurrent use: deliveries do not wait for a re-read unless they
 // triggered it.
-type rotatingWebhooks struct {
+type Webhooks struct {
 	rotatingWebhooksDeps
 	current atomic.Pointer[verifier] // nil until a secret was read
 
@@ -104,8 +105,8 @@ type verifier struct {
 	webhooks api.PaymentWebhooks
 }
 
-func newRotatingWebhooks(ctx context.Context, d rotatingWebhooksDeps) (*rotatingWebhooks, error) {
-	r := &rotatingWebhooks{rotatingWebhooksDeps: d, lastRead: d.now()}
+func newRotatingWebhooks(ctx context.Context, d rotatingWebhooksDeps) (*Webhooks, error) {
+	r := &Webhooks{rotatingWebhooksDeps: d, lastRead: d.now()}
 	secret, err := d.read(ctx)
 	if err != nil {
 		r.lastErr = fmt.Errorf("webhook secret: %w", err)
@@ -121,16 +122,16 @@ func newRotatingWebhooks(ctx context.Context, d rotatingWebhooksDeps) (*rotating
 }
 
 // Health reports an *api.UnavailableError while the secret could not be
-// read (looking again at most once per secretRereadInterval), nil once it
+// read (looking again at most once per RereadInterval), nil once it
 // was.
-func (r *rotatingWebhooks) Health(ctx context.Context) error {
+func (r *Webhooks) Health(ctx context.Context) error {
 	_, err := r.ready(ctx)
 	return err
 }
 
 // ready returns the current verifier, reading the secret first when none
 // was read yet and the last attempt is old enough.
-func (r *rotatingWebhooks) ready(ctx context.Context) (*verifier, error) {
+func (r *Webhooks) ready(ctx context.Context) (*verifier, error) {
 	if v := r.current.Load(); v != nil {
 		return v, nil
 	}
@@ -139,7 +140,7 @@ func (r *rotatingWebhooks) ready(ctx context.Context) (*verifier, error) {
 	if v := r.current.Load(); v != nil {
 		return v, nil
 	}
-	if now := r.now(); now.Sub(r.lastRead) >= secretRereadInterval {
+	if now := r.now(); now.Sub(r.lastRead) >= RereadInterval {
 		r.lastRead = now
 		secret, err := r.read(ctx)
 		if err == nil {
@@ -158,7 +159,7 @@ func (r *rotatingWebhooks) ready(ctx context.Context) (*verifier, error) {
 }
 
 // Handle implements api.PaymentWebhooks.
-func (r *rotatingWebhooks) Handle(ctx context.Context, signature string, body []byte) (purchase.WebhookResult, error) {
+func (r *Webhooks) Handle(ctx context.Context, signature string, body []byte) (purchase.WebhookResult, error) {
 	v, err := r.ready(ctx)
 	if err != nil {
 		return purchase.WebhookResult{}, err
@@ -176,11 +177,11 @@ func (r *rotatingWebhooks) Handle(ctx context.Context, signature string, body []
 
 // reread reads the secret if the last read is old enough and returns the
 // verifier for a secret that changed.
-func (r *rotatingWebhooks) reread(ctx context.Context) (*verifier, bool) {
+func (r *Webhooks) reread(ctx context.Context) (*verifier, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	if now.Sub(r.lastRead) < secretRereadInterval {
+	if now.Sub(r.lastRead) < RereadInterval {
 		return nil, false
 	}
 	r.lastRead = now

@@ -1,4 +1,4 @@
-package main
+package notifier
 
 import (
 	"context"
@@ -301,7 +301,7 @@ func TestObservability(t *testing.T) {
 		if v, ok := line[MetricNotificationLatency]; ok {
 			latencies = append(latencies, v)
 			require.Equal(t, s.event.EventID, line["event_id"])
-			require.Equal(t, functionName, line["Function"])
+			require.Equal(t, FunctionName, line["Function"])
 		}
 	}
 	require.Len(t, latencies, 1)

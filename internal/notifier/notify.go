@@ -1,4 +1,4 @@
-package main
+package notifier
 
 import (
 	"context"
@@ -223,7 +223,7 @@ func (n *Notifier) stillPending(ctx context.Context, env events.Envelope, lastAt
 	now := n.now()
 	err := emf.Entry{
 		Namespace:  obs.MetricsNamespace,
-		Dimensions: map[string]string{obs.DimFunction: functionName},
+		Dimensions: map[string]string{obs.DimFunction: FunctionName},
 		Metrics:    []emf.Metric{{Name: MetricPendingAge, Unit: emf.Seconds, Values: []float64{max(now.Sub(env.OccurredAt), 0).Seconds()}}},
 		Timestamp:  now,
 	}.Emit(n.metrics)
@@ -257,7 +257,7 @@ func (n *Notifier) sent(ctx context.Context, env events.Envelope, p events.Enrol
 		slog.Bool("provider_replayed", r.Replayed), slog.Int("attempts", attempts), slog.Duration("latency", latency))
 	err := emf.Entry{
 		Namespace:  obs.MetricsNamespace,
-		Dimensions: map[string]string{obs.DimFunction: functionName},
+		Dimensions: map[string]string{obs.DimFunction: FunctionName},
 		Metrics:    []emf.Metric{emf.Durations(MetricNotificationLatency, latency), emf.Counter(MetricNotificationsSent, 1)},
 		Properties: map[string]any{obs.KeyEventID: env.EventID, obs.KeyEnrollmentID: p.EnrollmentID},
 		Timestamp:  now,
@@ -272,7 +272,7 @@ func (n *Notifier) sent(ctx context.Context, env events.Envelope, p events.Enrol
 func (n *Notifier) contractConflict(ctx context.Context, env events.Envelope, p events.EnrollmentCreated) {
 	err := emf.Entry{
 		Namespace:  obs.MetricsNamespace,
-		Dimensions: map[string]string{obs.DimFunction: functionName},
+		Dimensions: map[string]string{obs.DimFunction: FunctionName},
 		Metrics:    []emf.Metric{emf.Counter(MetricContractConflicts, 1)},
 		Properties: map[string]any{obs.KeyEventID: env.EventID, obs.KeyEnrollmentID: p.EnrollmentID},
 		Timestamp:  n.now(),

@@ -1,4 +1,4 @@
-package main
+package notifier
 
 import (
 	"context"
@@ -35,10 +35,10 @@ type Handler struct {
 	notifier *Notifier
 }
 
-// newHandler wires the consumer of the notifications queue; queue carries
+// NewHandler wires the consumer of the notifications queue; queue carries
 // the queue settings (URLs, MaxReceiveCount).
-func newHandler(queue sqsconsumer.Config, client sqsconsumer.SQS, n *Notifier, logger *slog.Logger) (*Handler, error) {
-	queue.Name = functionName
+func NewHandler(queue sqsconsumer.Config, client sqsconsumer.SQS, n *Notifier, logger *slog.Logger) (*Handler, error) {
+	queue.Name = FunctionName
 	queue.Concurrency = batchConcurrency
 	c, err := sqsconsumer.New(queue, client, logger)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package notifier
 
 import (
 	"bufio"
@@ -142,7 +142,7 @@ func setup(t *testing.T, opts options) *fixture {
 
 	mailer, err := mail.New(mail.Config{BaseURL: hs.URL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
-	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: functionName})
+	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: FunctionName})
 	n, err := NewNotifier(NotifierDeps{
 		Store:     f.store.Enrollments,
 		Addresses: Addresses{Policy: opts.policy, Profiles: &countingProfiles{ProfileReader: f.store.Profiles, f: f}},
@@ -152,7 +152,7 @@ func setup(t *testing.T, opts options) *fixture {
 		Now:       func() time.Time { return enrolledAt.Add(latency) },
 	})
 	require.NoError(t, err)
-	f.handler, err = newHandler(sqsconsumer.Config{
+	f.handler, err = NewHandler(sqsconsumer.Config{
 		QueueURL: "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications",
 		DLQURL:   "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-dlq",
 		// The handler's other settings are main's; these two keep the

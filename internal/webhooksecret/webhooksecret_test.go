@@ -1,4 +1,4 @@
-package main
+package webhooksecret
 
 import (
 	"context"
@@ -9,49 +9,25 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
-	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/club/purchase/purchasetest"
+	"github.com/clubdev/club/internal/webhooksecret/webhooksecrettest"
 	"github.com/clubdev/club/internal/webhooksig"
 )
 
-// startSSM runs the emulator's SSM for the test and points the process's AWS
-// configuration at it (build loads it from the environment).
-func startSSM(t *testing.T) *ssm.Client {
-	t.Helper()
-	k := kumo.NewServer()
-	t.Cleanup(k.Close)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_ENDPOINT_URL", k.URL)
-	return ssm.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(k.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
-}
-
-func putSecret(t *testing.T, params *ssm.Client, name, value string) {
-	t.Helper()
-	_, err := params.PutParameter(context.Background(), &ssm.PutParameterInput{
-		Name: aws.String(name), Value: aws.String(value), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true),
-	})
-	require.NoError(t, err)
-}
-
 // countingReader counts the API's reads of SSM.
 type countingReader struct {
-	parameterReader
+	ParameterReader
 	reads atomic.Int32
 }
 
 func (c *countingReader) GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
 	c.reads.Add(1)
-	return c.parameterReader.GetParameter(ctx, in, opts...)
+	return c.ParameterReader.GetParameter(ctx, in, opts...)
 }
 
 // noSaga stands in for Step Functions: these deliveries never reach it.
@@ -60,22 +36,15 @@ type noSaga struct{}
 func (noSaga) SendTaskSuccess(context.Context, string, string) error         { return nil }
 func (noSaga) SendTaskFailure(context.Context, string, string, string) error { return nil }
 
-// The rotation rule: a delivery the current secret does not verify makes the
-// API read the parameter again, at most once a minute; a changed secret is
-// kept and verifies that delivery. Deliveries are for a purchase that does
-// not exist, so an authentic one is told purchase.ErrUnknownPayment and a
-// forged one purchase.ErrWebhookUnauthenticated.
-func TestWebhookSecretRotation(t *testing.T) {
-	params := startSSM(t)
-	const name = "/club-api-test/rotation/payment-webhook-secret"
-	putSecret(t, params, name, "secret-v1")
-	reader := &countingReader{parameterReader: params}
+// newTestWebhooks builds the webhook handler over the parameter name, read
+// through reader, with a clock offset from a fixed start, for deliveries
+// about purchases that do not exist.
+func newTestWebhooks(t *testing.T, reader ParameterReader, name string, offset *atomic.Int64) (*Webhooks, func() time.Time) {
+	t.Helper()
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	var offset atomic.Int64
 	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
-	ctx := context.Background()
-	h, err := newRotatingWebhooks(ctx, rotatingWebhooksDeps{
-		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
+	h, err := newRotatingWebhooks(context.Background(), rotatingWebhooksDeps{
+		read: func(ctx context.Context) ([]byte, error) { return Read(ctx, reader, name) },
 		build: func(secret []byte) (api.PaymentWebhooks, error) {
 			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
 				Callbacks: noSaga{}, Now: now})
@@ -84,6 +53,22 @@ func TestWebhookSecretRotation(t *testing.T) {
 		logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
+	return h, now
+}
+
+// The rotation rule: a delivery the current secret does not verify makes the
+// API read the parameter again, at most once a minute; a changed secret is
+// kept and verifies that delivery. Deliveries are for a purchase that does
+// not exist, so an authentic one is told purchase.ErrUnknownPayment and a
+// forged one purchase.ErrWebhookUnauthenticated.
+func TestWebhookSecretRotation(t *testing.T) {
+	params := webhooksecrettest.StartSSM(t)
+	const name = "/club-api-test/rotation/payment-webhook-secret"
+	webhooksecrettest.PutSecret(t, params, name, "secret-v1")
+	reader := &countingReader{ParameterReader: params}
+	var offset atomic.Int64
+	h, now := newTestWebhooks(t, reader, name, &offset)
+	ctx := context.Background()
 	require.EqualValues(t, 1, reader.reads.Load(), "read once at start")
 
 	body := []byte(`{"event_id":"evt-1","type":"payment.succeeded","payment_id":"pay-1","reference":"p-missing"}`)
@@ -111,14 +96,14 @@ func TestWebhookSecretRotation(t *testing.T) {
 	}
 	for i, s := range steps {
 		if s.put != "" {
-			putSecret(t, params, name, s.put)
+			webhooksecrettest.PutSecret(t, params, name, s.put)
 		}
 		require.ErrorIs(t, deliver(s.at, s.secret), s.want, "step %d", i)
 		require.Equal(t, s.reads, reader.reads.Load(), "step %d: SSM reads", i)
 	}
 
 	// A failed re-read keeps the secret the API has.
-	_, err = params.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: aws.String(name)})
+	_, err := params.DeleteParameter(ctx, &ssm.DeleteParameterInput{Name: aws.String(name)})
 	require.NoError(t, err)
 	require.ErrorIs(t, deliver(4*time.Minute, "forged"), purchase.ErrWebhookUnauthenticated)
 	require.EqualValues(t, 4, reader.reads.Load())
@@ -129,23 +114,12 @@ func TestWebhookSecretRotation(t *testing.T) {
 // webhook_secret_unavailable, SSM is read again at most once a minute, and
 // the first read that finds the secret makes the webhook work.
 func TestWebhookSecretMissingAtStart(t *testing.T) {
-	params := startSSM(t)
+	params := webhooksecrettest.StartSSM(t)
 	const name = "/club-api-test/late/payment-webhook-secret"
-	reader := &countingReader{parameterReader: params}
-	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	reader := &countingReader{ParameterReader: params}
 	var offset atomic.Int64
-	now := func() time.Time { return start.Add(time.Duration(offset.Load())) }
+	h, now := newTestWebhooks(t, reader, name, &offset)
 	ctx := context.Background()
-	h, err := newRotatingWebhooks(ctx, rotatingWebhooksDeps{
-		read: func(ctx context.Context) ([]byte, error) { return readSecretParameter(ctx, reader, name) },
-		build: func(secret []byte) (api.PaymentWebhooks, error) {
-			return purchase.NewWebhooks(purchase.WebhooksDeps{Secret: secret, Store: purchasetest.NewMemory(),
-				Callbacks: noSaga{}, Now: now})
-		},
-		now:    now,
-		logger: slog.New(slog.DiscardHandler),
-	})
-	require.NoError(t, err)
 	body := []byte(`{"event_id":"evt-1","type":"payment.succeeded","payment_id":"pay-1","reference":"p-missing"}`)
 	deliver := func(at time.Duration) error {
 		offset.Store(int64(at))
@@ -163,7 +137,7 @@ func TestWebhookSecretMissingAtStart(t *testing.T) {
 	unavailable(h.Health(ctx))
 	require.EqualValues(t, 1, reader.reads.Load(), "only the start read within the minute")
 
-	putSecret(t, params, name, "late-secret")
+	webhooksecrettest.PutSecret(t, params, name, "late-secret")
 	unavailable(deliver(30 * time.Second)) // too soon to look again
 	require.EqualValues(t, 1, reader.reads.Load())
 	require.ErrorIs(t, deliver(time.Minute), purchase.ErrUnknownPayment, "read, and the delivery verified")
