@@ -269,10 +269,8 @@ func section(empty, full *proc, size int64, loaded time.Duration, loadBefore str
 		full.ready.Seconds(), verdict, float64(full.rssKiB)/1024, float64(size)/(1<<20))
 	p("Writing the items took %.1f s (`BatchWriteItem`, 25 a call, 8 callers). The memory is kumo's: every item is\n", loaded.Seconds())
 	p("held in the process, and its snapshot is read whole at start.\n\n")
-	p("Not measured yet: the throughput benchmark (benchmark 2) with the data kept against the same run in memory.\n")
-	p("`make bench` starts its local cloud in its own process, where kumo's data directory cannot be set after the\n")
-	p("process started (kumo reads `KUMO_DATA_DIR` in its packages' init), so that comparison needs the benchmark to\n")
-	p("drive the `club-local` binary instead.\n")
+	p("What keeping the data costs under load: benchmark 2 run with `-club.persist` against the same run in\n")
+	p("memory, section 8.\n")
 	return b.String()
 }
 
