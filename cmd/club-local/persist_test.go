@@ -247,11 +247,13 @@ func statuses(p reply) []string {
 
 // TestPersistentCloudKeepsItsDataAcrossARestart is the developer's day:
 // a class and an enrollment whose mail is owed through an outage of the
-// provider, a purchase waiting for its payment, Ctrl-C, start again. Every
-// row and its history is there; the owed mail goes out once when the
-// provider recovers; the saga, resumed with its task token, completes when
-// the payment succeeds; the relay carries on from its checkpoint without
-// publishing anything again.
+// provider, a purchase waiting for its payment, another whose short hold
+// ends while the local cloud is stopped, Ctrl-C, start again. Every row and
+// its history is there; the owed mail goes out once when the provider
+// recovers; the saga, resumed with its task token, completes when the
+// payment succeeds; the other saga's wait times out at once and its hold is
+// released; the relay carries on from its checkpoint without publishing
+// anything again.
 func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	state, a := t.TempDir(), freeAddrs(t)
 	first := start(t, state, a)
@@ -295,7 +297,29 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	})
 	before := first.relay()
 
+	// A second purchase with a short hold, waiting for its payment when
+	// the local cloud stops; its hold ends while it is stopped.
+	short := first.api(teacher, http.MethodPost, "/intensives", map[string]any{
+		"title": "Short holds", "capacity": 2,
+		"price": map[string]any{"amount_cents": 4900, "currency": "EUR"}, "hold_seconds": 8})
+	require.Equal(t, http.StatusCreated, short.status, string(short.raw))
+	shortBought := first.api(student, http.MethodPost, "/intensives/"+short.str("intensive_id")+"/purchases", nil, "Idempotency-Key", "buy-short-"+student.sub)
+	require.Equal(t, http.StatusAccepted, shortBought.status, string(shortBought.raw))
+	shortID := shortBought.str("purchase_id")
+	holdEnds, err := time.Parse(time.RFC3339Nano, shortBought.str("hold_expires_at"))
+	require.NoError(t, err)
+	eventually(t, time.Minute, "the short purchase waits for its payment", func() bool {
+		p := first.api(student, http.MethodGet, "/purchases/"+shortID, nil)
+		require.NotEqual(t, "expired", p.str("status"), "the hold ended before the stop: the machine is too slow for this test")
+		return p.str("status") == "payment_pending"
+	})
+	before = first.relay()
+
 	first.interrupt()
+	// Stopped until the short hold has ended.
+	eventually(t, time.Minute, "the short hold ended while the local cloud was stopped", func() bool {
+		return time.Now().After(holdEnds.Add(time.Second))
+	})
 	for _, f := range []string{"FORMAT", "kumo/dynamodb.json", "kumo/sqs.json", "streams/streams.json", "checkpoints.json",
 		"sfn.jsonl", "sandboxes/mail.json", "sandboxes/payment.json"} {
 		_, err := os.Stat(filepath.Join(state, "state", f))
@@ -319,6 +343,18 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	require.Equal(t, "payment_pending", p.str("status"))
 	require.Equal(t, []string{"reserved", "payment_pending"}, statuses(p))
 	require.Empty(t, second.mailTo(student.email))
+
+	// The saga of the short purchase resumes past its deadline: its wait
+	// times out at once, the payment is checked (still pending) and the
+	// hold is released.
+	var sp reply
+	eventually(t, 2*time.Minute, "the short purchase expired after the restart", func() bool {
+		sp = second.api(student, http.MethodGet, "/purchases/"+shortID, nil)
+		return sp.str("status") == "expired"
+	})
+	require.Equal(t, []string{"reserved", "payment_pending", "checking_payment", "expired"}, statuses(sp))
+	si := second.api(student, http.MethodGet, "/intensives/"+short.str("intensive_id"), nil)
+	require.EqualValues(t, 0, si.body["seats_held"], "the hold is released: %s", si.raw)
 
 	// The provider recovers: the owed mail goes out, once.
 	second.sandbox(second.stack.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
