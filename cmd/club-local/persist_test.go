@@ -19,6 +19,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sfnsdk "github.com/aws/aws-sdk-go-v2/service/sfn"
+	sqssdk "github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/localcloud"
@@ -248,12 +250,14 @@ func statuses(p reply) []string {
 // TestPersistentCloudKeepsItsDataAcrossARestart is the developer's day:
 // a class and an enrollment whose mail is owed through an outage of the
 // provider, a purchase waiting for its payment, another whose short hold
-// ends while the local cloud is stopped, Ctrl-C, start again. Every row and
+// ends while the local cloud is stopped, an SQS message a consumer holds,
+// Ctrl-C, start again. Every row and
 // its history is there; the owed mail goes out once when the provider
 // recovers; the saga, resumed with its task token, completes when the
 // payment succeeds; the other saga's wait times out at once and its hold is
-// released; the relay carries on from its checkpoint without publishing
-// anything again.
+// released; the held message comes back when its visibility timeout ends;
+// the relay carries on from its checkpoint without publishing anything
+// again.
 func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	state, a := t.TempDir(), freeAddrs(t)
 	first := start(t, state, a)
@@ -315,6 +319,17 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	})
 	before = first.relay()
 
+	// A message a consumer holds (received, not deleted) at the stop.
+	queues := sqssdk.NewFromConfig(localcloud.AWSConfig(first.stack.Endpoint))
+	q, err := queues.CreateQueue(context.Background(), &sqssdk.CreateQueueInput{QueueName: aws.String("restart-probe")})
+	require.NoError(t, err)
+	_, err = queues.SendMessage(context.Background(), &sqssdk.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("held at the stop")})
+	require.NoError(t, err)
+	held, err := queues.ReceiveMessage(context.Background(), &sqssdk.ReceiveMessageInput{QueueUrl: q.QueueUrl, VisibilityTimeout: 30, WaitTimeSeconds: 5})
+	require.NoError(t, err)
+	require.Len(t, held.Messages, 1)
+	visibleAgain := time.Now().Add(30 * time.Second)
+
 	first.interrupt()
 	// Stopped until the short hold has ended.
 	eventually(t, time.Minute, "the short hold ended while the local cloud was stopped", func() bool {
@@ -326,9 +341,15 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 		require.NoError(t, err, "the state directory holds %s", f)
 	}
 
+	raw, err := os.ReadFile(filepath.Join(state, "state", "checkpoints.json"))
+	require.NoError(t, err)
+	var kept map[string]uint64
+	require.NoError(t, json.Unmarshal(raw, &kept))
+	require.GreaterOrEqual(t, kept["RelayFunction.Outbox"], before.Checkpoint, "the relay's checkpoint was kept")
+
 	second := start(t, state, a)
 	after := second.relay()
-	require.GreaterOrEqual(t, after.Checkpoint, before.Checkpoint, "the relay starts from its checkpoint")
+	require.GreaterOrEqual(t, after.Checkpoint, kept["RelayFunction.Outbox"], "the relay starts from its checkpoint")
 
 	got := second.api(teacher, http.MethodGet, "/classes/"+classID, nil)
 	require.Equal(t, http.StatusOK, got.status, string(got.raw))
@@ -355,6 +376,22 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	require.Equal(t, []string{"reserved", "payment_pending", "checking_payment", "expired"}, statuses(sp))
 	si := second.api(student, http.MethodGet, "/intensives/"+short.str("intensive_id"), nil)
 	require.EqualValues(t, 0, si.body["seats_held"], "the hold is released: %s", si.raw)
+
+	// The held message comes back when its visibility timeout ends, not
+	// before.
+	queues = sqssdk.NewFromConfig(localcloud.AWSConfig(second.stack.Endpoint))
+	var back []sqstypes.Message
+	eventually(t, 2*time.Minute, "the message held at the stop is back", func() bool {
+		checked := time.Now()
+		out, err := queues.ReceiveMessage(context.Background(), &sqssdk.ReceiveMessageInput{QueueUrl: q.QueueUrl, WaitTimeSeconds: 1})
+		require.NoError(t, err)
+		if len(out.Messages) > 0 {
+			require.False(t, checked.Before(visibleAgain.Add(-2*time.Second)), "back before its visibility timeout ended")
+			back = out.Messages
+		}
+		return len(back) > 0
+	})
+	require.Equal(t, "held at the stop", aws.ToString(back[0].Body))
 
 	// The provider recovers: the owed mail goes out, once.
 	second.sandbox(second.stack.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
@@ -399,8 +436,8 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	// Nothing the relay had finished was delivered again: everything it
 	// read after the restart came after its checkpoint.
 	final := second.relay()
-	require.Equal(t, final.Checkpoint-after.Checkpoint, final.Stats.Succeeded+final.Stats.Filtered+final.Stats.Discarded,
-		"the relay finished only records after its checkpoint, each once")
+	require.Equal(t, final.Checkpoint-kept["RelayFunction.Outbox"], final.Stats.Succeeded+final.Stats.Filtered+final.Stats.Discarded,
+		"the relay finished only records after its kept checkpoint, each once")
 	second.interrupt()
 }
 
