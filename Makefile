@@ -14,15 +14,20 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); Ctrl-C stops it
+run: ## Run the whole stack locally (local cloud on :4566, HTTP API on :3000); Ctrl-C stops it, its data is kept
 	@mkdir -p $(CLUB_DIR)/bin
 	$(GO) build -o $(CLUB_DIR)/bin/club-local ./cmd/club-local
 	exec $(CLUB_DIR)/bin/club-local
+
+reset: ## Forget the local stack's data (tables, queues, streams, executions): the next 'make run' starts empty
+	@if [ -f $(CLUB_DIR)/state/RUNNING ] && kill -0 $$(cat $(CLUB_DIR)/state/RUNNING) 2>/dev/null; then \
+		echo "reset: a local cloud runs on $(CLUB_DIR)/state (process $$(cat $(CLUB_DIR)/state/RUNNING)): stop it first"; exit 1; fi
+	rm -rf $(CLUB_DIR)/state
 
 # The two stack suites come first: they are the longest and mostly wait on
 # the stack, so starting them at once lets the other packages fill the gaps.

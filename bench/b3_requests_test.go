@@ -37,7 +37,7 @@ func BenchmarkRequestsPerEnrollment(b *testing.B) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		naive, err := startStack(ctx, filepath.Join(moduleRoot(), "bench/testdata/naive/template.yaml"))
+		naive, err := startStack(ctx, filepath.Join(moduleRoot(), "bench/testdata/naive/template.yaml"), "")
 		cancel()
 		require.NoError(b, err, "start the naive stack")
 		res.Variants = append(res.Variants, countRequests(b, naive, rate, duration, false, bench.RequestVariant{

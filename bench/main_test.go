@@ -14,11 +14,13 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clubdev/club/bench"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/state"
 )
 
 var (
@@ -28,6 +30,7 @@ var (
 	rateFlag     = flag.Float64("club.rate", 300, "arrival rate of the throughput benchmark (enrollments per second)")
 	durationFlag = flag.Duration("club.duration", time.Minute, "duration of the throughput benchmark")
 	naiveFlag    = flag.Bool("club.naive", true, "benchmark 3 also measures the naive design (a second local cloud)")
+	persistFlag  = flag.Bool("club.persist", false, "keep the product stack's data in a state directory, as make run does (the benchmark process starts again with kumo's data directory set)")
 )
 
 // report collects what the benchmarks measure; TestMain writes it.
@@ -48,6 +51,13 @@ func run(m *testing.M) int {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		return m.Run()
 	}
+	if *persistFlag && os.Getenv(benchDataEnv) == "" {
+		return withStateDirectory()
+	}
+	if dir := os.Getenv(benchDataEnv); dir != "" {
+		defer os.RemoveAll(dir)
+		report.DataKept = true
+	}
 	// The local cloud keeps every item and stream record in this process's
 	// heap, and the default GC target made the collector a third of its CPU
 	// under load (see the profiles in docs/benchmarks.md). Collect less
@@ -61,7 +71,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var err error
-	product, err = startStack(ctx, filepath.Join(moduleRoot(), "infra/template.yaml"))
+	product, err = startStack(ctx, filepath.Join(moduleRoot(), "infra/template.yaml"), os.Getenv(benchDataEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local cloud:", err)
 		return 1
@@ -90,6 +100,27 @@ func run(m *testing.M) int {
 	return code
 }
 
+// benchDataEnv names the state directory of a -club.persist run, set by
+// withStateDirectory for the process it starts.
+const benchDataEnv = "CLUB_BENCH_STATE_DIR"
+
+// withStateDirectory prepares an empty state directory and starts this
+// benchmark process again, in its place, with kumo's data directory set:
+// kumo reads it when the process starts (docs/local-cloud.md, Keeping data
+// across restarts). It returns only on failure.
+func withStateDirectory() int {
+	dir, err := os.MkdirTemp("", "club-bench-state-")
+	if err == nil {
+		var d *state.Dir
+		if d, err = state.Open(dir, true); err == nil {
+			err = syscall.Exec(os.Args[0], os.Args, append(os.Environ(),
+				benchDataEnv+"="+d.Path, localcloud.KumoDataDirEnv+"="+d.Kumo(), localcloud.KumoFlushIntervalEnv+"="+localcloud.KumoFlushIntervalOff))
+		}
+	}
+	fmt.Fprintln(os.Stderr, "-club.persist:", err)
+	return 1
+}
+
 func moduleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..")
@@ -106,8 +137,9 @@ func freeAddr() string {
 
 // startStack starts a local cloud with template on free ports, its
 // functions built with the clubprofile tag (CPU profiles on demand, see
-// internal/obs).
-func startStack(ctx context.Context, template string) (*stack, error) {
+// internal/obs). dataDir, when set, is a state directory the stack keeps
+// its data in, as make run does (-club.persist).
+func startStack(ctx context.Context, template, dataDir string) (*stack, error) {
 	dir, err := os.MkdirTemp("", "club-bench-")
 	if err != nil {
 		return nil, err
@@ -125,6 +157,7 @@ func startStack(ctx context.Context, template string) (*stack, error) {
 		MailAddr:       freeAddr(),
 		PaymentAddr:    freeAddr(),
 		BuildTags:      []string{"clubprofile"},
+		DataDir:        dataDir,
 		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		FunctionOutput: logsIf(*verbose),
 	})

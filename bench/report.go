@@ -55,7 +55,12 @@ func (r *Report) Write(mdPath string) ([]string, error) {
 		}
 		written = append(written, path)
 	}
-	if err := os.WriteFile(mdPath, []byte(r.Markdown()), 0o644); err != nil {
+	// Sections other benchmarks wrote into the file (sections.go) stay.
+	kept, err := keptSections(mdPath)
+	if err != nil {
+		return written, err
+	}
+	if err := os.WriteFile(mdPath, []byte(r.Markdown()+kept), 0o644); err != nil {
 		return written, err
 	}
 	return append(written, mdPath), nil
@@ -73,6 +78,9 @@ func (r *Report) Markdown() string {
 	p("| | |\n|---|---|\n")
 	p("| machine | %s, %d cores, %.0f GiB, %s |\n", r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.OS)
 	p("| Go | %s |\n", r.Machine.GoVersion)
+	if r.DataKept {
+		p("| local cloud's data | kept in a state directory, as `make run` keeps it (`-club.persist`) |\n")
+	}
 	if r.Machine.LoadBefore > 0 || r.Machine.LoadAfter > 0 {
 		p("| load average (1 min) at start / end | %.1f / %.1f (the machine is shared; everything else it ran weighs on every number) |\n",
 			r.Machine.LoadBefore, r.Machine.LoadAfter)

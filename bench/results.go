@@ -9,8 +9,11 @@ import (
 
 // Report is everything one `make bench` run measured.
 type Report struct {
-	Machine  Machine
-	Command  string
+	Machine Machine
+	Command string
+	// DataKept says the product stack kept its data in a state directory,
+	// as make run does (-club.persist), instead of in memory.
+	DataKept bool
 	Started  time.Time
 	Finished time.Time
 

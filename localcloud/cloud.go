@@ -104,6 +104,15 @@ type Config struct {
 	// Engine serves the data plane: EngineKumo (default, in process) or
 	// EngineMoto (moto's server as a child process; see engine.go).
 	Engine string
+	// DataDir, if set, is a state directory (package state) the cloud
+	// keeps its data in across restarts: kumo's snapshots (the process
+	// must have been started with KUMO_DATA_DIR=DataDir/kumo), the stream
+	// log, the mappings' checkpoints, executions, sandboxes (persist.go).
+	// Empty: all in memory. The kumo engine only.
+	DataDir string
+	// SnapshotInterval is how often kumo's changed data is written to
+	// DataDir (stretched when a snapshot takes long: persist.go). Default 1 s.
+	SnapshotInterval time.Duration
 }
 
 // extra is a service that runs alongside the stack, such as a sandbox: its
@@ -184,6 +193,7 @@ type Cloud struct {
 
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
+	persist       *persistence // nil: in memory
 
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
@@ -215,6 +225,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		}
 	}()
 	begin := time.Now()
+	if c.persist, err = openPersistence(cfg, c.streams); err != nil {
+		return nil, err
+	}
 
 	// Claim every port first: a busy port must stop us before anything runs.
 	endpointLn, err := listen("AWS endpoint", cfg.EndpointAddr)
@@ -336,6 +349,12 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 			besideEngine[svc] = front.NewProxy(ku)
 		}
 	}
+	sqsRoute, err := c.persist.keepInFlight(ctx, c.queueAges)
+	if err != nil {
+		endpointLn.Close()
+		apiLn.Close()
+		return nil, err
+	}
 	f.SetRoutes(front.Routes{
 		Services:      besideEngine,
 		Runtime:       c.runtime.RuntimeHandler(),
@@ -344,7 +363,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),
-		Fallback:      c.queueAges,
+		Fallback:      sqsRoute,
 	})
 	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(endpointLn) }()
@@ -386,6 +405,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		return nil, fmt.Errorf("functions did not start: %w (see %s)", err, filepath.Join(cfg.StateDir, "logs"))
 	}
 
+	if err := c.persist.resumeExecutions(c.sfn); err != nil {
+		apiLn.Close()
+		return nil, err
+	}
 	if err := c.startMappings(runCtx, awsCfg, res); err != nil {
 		apiLn.Close()
 		return nil, err
@@ -492,7 +515,7 @@ func (c *Cloud) Close() error {
 		}
 		c.workers.Wait()
 		if c.sfn != nil {
-			c.sfn.Close()
+			c.persist.stopExecutions(c.sfn)
 		}
 		if c.runtime != nil {
 			errs = append(errs, c.runtime.Stop())
@@ -502,8 +525,10 @@ func (c *Cloud) Close() error {
 			c.followers.Wait()
 		}
 		if c.endpoint != nil {
+			c.persist.drain(c.endpoint)
 			_ = c.endpoint.Close()
 		}
+		errs = append(errs, c.persist.close())
 		if c.engine != nil {
 			errs = append(errs, c.engine.Close())
 		}
@@ -619,6 +644,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BisectBatchOnFunctionError: ev.BisectBatchOnFunctionError, MaximumRetryAttempts: ev.MaximumRetryAttempts,
 				MaximumRecordAge: ev.MaximumRecordAge, ReportBatchItemFailures: ev.ReportBatchItemFailures,
 				OnFailure: ev.OnFailureDestination, Enabled: ev.Enabled,
+				ResumeAfter: c.persist.resumeAfter(key), OnCheckpoint: c.persist.onCheckpoint(key),
 			}, c.streams, c.runtime, dest, c.log)
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)

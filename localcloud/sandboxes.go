@@ -53,9 +53,20 @@ func (c *Cloud) sandboxes() ([]extra, error) {
 		WebhookSecret: []byte(secret),
 		Logger:        c.log.With("sandbox", "payment"),
 	})
+	// With a state directory, each keeps its state there (persist.go):
+	// written while it runs and once more after it stopped.
+	saveMail, err := keepSandbox(c.persist, "mail", mailSrv.State, mailSrv.Revision, mailSrv.Restore)
+	if err != nil {
+		return nil, err
+	}
+	savePayment, err := keepSandbox(c.persist, "payment", paySrv.State, paySrv.Revision, paySrv.Restore)
+	if err != nil {
+		_ = saveMail()
+		return nil, err
+	}
 	return []extra{
-		serveExtra("mail sandbox", c.cfg.MailAddr, mailSrv, mailSrv.Shutdown),
-		serveExtra("payment sandbox", c.cfg.PaymentAddr, paySrv, paySrv.Shutdown),
+		serveExtra("mail sandbox", c.cfg.MailAddr, mailSrv, thenSave(mailSrv.Shutdown, saveMail)),
+		serveExtra("payment sandbox", c.cfg.PaymentAddr, paySrv, thenSave(paySrv.Shutdown, savePayment)),
 	}, nil
 }
 
@@ -77,6 +88,11 @@ func (c *Cloud) putWebhookSecret(ctx context.Context, cfg aws.Config) error {
 		return fmt.Errorf("put the webhook secret into SSM parameter %s: %w", name, err)
 	}
 	return nil
+}
+
+// thenSave shuts a sandbox down, then saves its state.
+func thenSave(shutdown func(context.Context) error, save func() error) func(context.Context) error {
+	return func(ctx context.Context) error { return errors.Join(shutdown(ctx), save()) }
 }
 
 // serveExtra serves h on the claimed listener; stop shuts the sandbox down

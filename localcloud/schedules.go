@@ -17,9 +17,13 @@ func (c *Cloud) startSchedules(ctx context.Context) error {
 			if name == "" {
 				name = fn.Source + "-" + ev.Name
 			}
+			opts := schedule.Options{Speed: c.cfg.ScheduleSpeed}
+			if c.cfg.ScheduleSpeed == 1 {
+				opts.LastFire, opts.OnFire = c.persist.scheduleFires(name)
+			}
 			r, err := schedule.New(schedule.Schedule{
 				Name: name, FunctionName: fn.Name, Expression: ev.Expression, Input: ev.Input, Enabled: ev.Enabled,
-			}, c.runtime, clock.Real{}, c.log.With("schedule", name), schedule.Options{Speed: c.cfg.ScheduleSpeed})
+			}, c.runtime, clock.Real{}, c.log.With("schedule", name), opts)
 			if err != nil {
 				return fmt.Errorf("function %s schedule %s: %w", fn.Source, ev.Name, err)
 			}

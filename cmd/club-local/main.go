@@ -17,9 +17,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/engine"
+	"github.com/clubdev/club/localcloud/state"
 	"github.com/clubdev/club/localcloud/template"
 )
 
@@ -34,8 +36,15 @@ every resource, runs the event source mappings and schedules, serves the HTTP
 API, writes <state-dir>/stack.json and answers GET <api>/healthz with 200 once
 ready. Ctrl-C stops everything; no process is left behind.
 
+Data is kept across restarts in <state-dir>/state (tables, queues with their
+messages, topics, buckets, parameters, the DynamoDB streams and where each
+mapping has read to, Step Functions executions, the sandboxes); --fresh
+starts empty, --persist=false keeps everything in memory, as does --engine
+moto. See docs/local-cloud.md.
+
 Examples:
   club-local                                  # what 'make run' does
+  club-local --fresh                          # start with empty tables and queues ('make reset')
   club-local --validate                       # check the template and stop
   club-local --engine moto                    # the data plane on moto (needs python3 with moto)
   club-local --endpoint 127.0.0.1:4600 --api 127.0.0.1:3100
@@ -77,6 +86,9 @@ func run(args []string, stderr io.Writer) int {
 	engine := fs.String("engine", localcloud.EngineKumo, "the emulator behind the endpoint: "+strings.Join(engine.Names, " or ")+
 		" (moto: python3 -m moto.server as a child process, a second opinion on AWS behaviour; slower)")
 	validate := fs.Bool("validate", false, "parse and check the template, print a summary and exit")
+	persist := fs.Bool("persist", true, "keep the data in <state-dir>/state across restarts")
+	fresh := fs.Bool("fresh", false, "empty <state-dir>/state before starting")
+	snapshotInterval := fs.Duration("snapshot-interval", time.Second, "how often the emulator's changed tables and queues are written to <state-dir>/state, at least (a kill -9 can lose that much; longer when a snapshot takes more than 5 % of it)")
 	overrides := params{}
 	fs.Var(overrides, "param", "template parameter override NAME=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -109,6 +121,38 @@ func run(args []string, stderr io.Writer) int {
 		return 0
 	}
 
+	dataDir := ""
+	if *persist && *engine != localcloud.EngineKumo {
+		// The state directory holds kumo's snapshots: moto's data stays
+		// in memory.
+		log.Info("data is kept only with the kumo engine: this run's is in memory", "engine", *engine)
+		if *fresh {
+			fmt.Fprintln(stderr, "club-local: --fresh empties the state directory, which --engine", *engine, "does not use")
+			return 2
+		}
+	} else if *persist {
+		dataDir = filepath.Join(abs(*stateDir), "state")
+		if os.Getenv(preparedEnv) != dataDir {
+			// kumo reads its data directory when the process starts:
+			// check the directory, then start again with it set.
+			d, err := state.Open(dataDir, *fresh)
+			if err != nil {
+				fmt.Fprintln(stderr, "club-local:", err)
+				return 1
+			}
+			err = execSelf([]string{
+				preparedEnv + "=" + dataDir,
+				localcloud.KumoDataDirEnv + "=" + d.Kumo(),
+				localcloud.KumoFlushIntervalEnv + "=" + localcloud.KumoFlushIntervalOff,
+			})
+			fmt.Fprintln(stderr, "club-local: start again with the state directory:", err)
+			return 1
+		}
+	} else if *fresh {
+		fmt.Fprintln(stderr, "club-local: --fresh empties the state directory, which --persist=false does not use")
+		return 2
+	}
+
 	cfg := localcloud.Config{
 		ModuleRoot:    root,
 		TemplatePath:  abs(*tmpl),
@@ -122,6 +166,9 @@ func run(args []string, stderr io.Writer) int {
 		ScheduleSpeed: *speed,
 		Logger:        log,
 		Engine:        *engine,
+		DataDir:       dataDir,
+
+		SnapshotInterval: *snapshotInterval,
 	}
 	if *tags != "" {
 		cfg.BuildTags = strings.Split(*tags, ",")
@@ -144,6 +191,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// preparedEnv tells the re-executed club-local that the state directory it
+// names was checked (and emptied for --fresh) and KUMO_DATA_DIR is set.
+const preparedEnv = "CLUB_LOCAL_STATE_PREPARED"
 
 // moduleRoot finds the directory holding go.mod, from the working directory up.
 func moduleRoot() (string, error) {

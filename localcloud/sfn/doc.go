@@ -35,7 +35,10 @@
 // StartExecution is idempotent per name as on AWS: the same name and input
 // while the execution runs returns it; another input, or any input after it
 // closed, is ExecutionAlreadyExists. Executions and their histories are kept
-// in memory for the life of the Service.
+// in memory for the life of the Service; with a Journal (SetJournal), a new
+// Service restores them (Restore) and resumes the running ones from their
+// last resume point, which Suspend leaves in place of aborting them
+// (persist.go; docs/local-cloud.md, Keeping data across restarts).
 //
 // Each execution runs on its own goroutine; a Parallel branch or a Map
 // iteration on one more. History events are appended in the order they

@@ -59,6 +59,7 @@ func (x *execution) run() {
 	defer x.svc.wg.Done()
 	defer x.svc.act.Release()
 	r := x.newRunner(x.scope, nil)
+	r.root = true
 	defer r.close()
 	r.emit(EventExecutionStarted, EventDetails{Input: asl.EncodeJSON(x.inputValue), RoleArn: x.sm.roleArn})
 	var timer clock.Timer
@@ -98,7 +99,9 @@ func (x *execution) finish(r *runner, out any, ferr *asl.Error) {
 	x.mu.Lock()
 	x.status, x.output, x.errStr, x.cause = status, d.Output, d.Error, d.Cause
 	x.stop = x.svc.clk.Now()
+	fin := FinishRecord{Status: x.status, Output: x.output, Error: x.errStr, Cause: x.cause, StopDate: x.stop}
 	x.mu.Unlock()
+	x.svc.record(JournalEntry{Kind: EntryFinish, Execution: x.arn, Finish: &fin})
 	x.scope.release()
 	close(x.done)
 }
@@ -121,7 +124,13 @@ func (x *execution) appendEvent(typ string, prev int64, d EventDetails) int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	id := int64(len(x.events)) + 1
+	if x.svc.suspended.Load() {
+		return id // suspended: the history stays as the journal has it
+	}
 	x.events = append(x.events, HistoryEvent{ID: id, PreviousEventID: prev, Timestamp: now, Type: typ, Details: d})
+	x.svc.record(JournalEntry{Kind: EntryEvent, Execution: x.arn, Event: &EventRecord{
+		ID: id, Previous: prev, Timestamp: now, Type: typ, Details: d,
+	}})
 	return id
 }
 

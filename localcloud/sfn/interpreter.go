@@ -18,6 +18,7 @@ type runner struct {
 	w      *waiter
 	lastID int64
 	item   *mapItem // set inside a Map iteration, for $$.Map.Item
+	root   bool     // the execution's own top-level run: it records resume points
 }
 
 type mapItem struct {
@@ -73,10 +74,16 @@ func (r *runner) sleep(d time.Duration) *asl.Error {
 
 // runMachine runs states from StartAt until one ends the machine.
 func (r *runner) runMachine(m *asl.Machine, input any) (any, *asl.Error) {
-	name := m.StartAt
+	return r.runMachineFrom(m, m.StartAt, input, nil)
+}
+
+// runMachineFrom runs states from the named one, resuming it from p when p
+// is set (persist.go), until one ends the machine.
+func (r *runner) runMachineFrom(m *asl.Machine, name string, input any, p *ResumePoint) (any, *asl.Error) {
 	for {
 		st := m.States[name]
-		out, next, err := r.runState(st, input)
+		out, next, err := r.runState(st, input, p)
+		p = nil
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +104,16 @@ type stateRun struct {
 	token   string
 	item    *mapItem
 	failed  *failedEvent // of the last attempt of a Parallel or Map state
+	// resume is the point a restored execution resumes this state from;
+	// the first attempt takes it (takeResume).
+	resume *ResumePoint
+}
+
+// takeResume returns the resume point once, for the state's first attempt.
+func (c *stateRun) takeResume() *ResumePoint {
+	p := c.resume
+	c.resume = nil
+	return p
 }
 
 func (c *stateRun) contextObject() any {
@@ -172,12 +189,18 @@ func toASLError(err error) *asl.Error {
 
 // runState runs one state and returns its output and the next state's name
 // ("" when the machine ends).
-func (r *runner) runState(st *asl.State, input any) (any, string, *asl.Error) {
+func (r *runner) runState(st *asl.State, input any, resume *ResumePoint) (any, string, *asl.Error) {
 	if r.scope.aborted() {
 		return nil, "", errAborted
 	}
-	c := &stateRun{r: r, st: st, entered: r.x.svc.clk.Now(), item: r.item}
-	r.emit(stateEvent(st.Type, "Entered"), EventDetails{Name: st.Name, Input: asl.EncodeJSON(input)})
+	c := &stateRun{r: r, st: st, entered: r.x.svc.clk.Now(), item: r.item, resume: resume}
+	if resume != nil {
+		// Entered before the stop: its event is in the history already.
+		c.entered = resume.Entered
+	} else {
+		r.emit(stateEvent(st.Type, "Entered"), EventDetails{Name: st.Name, Input: asl.EncodeJSON(input)})
+		r.point(ResumePoint{State: st.Name, Input: asl.EncodeJSON(input), Entered: c.entered})
+	}
 	var (
 		out  any
 		next = st.Next
@@ -321,6 +344,11 @@ func (r *runner) waitState(c *stateRun, input any) (any, *asl.Error) {
 			return nil, asl.Runtimef("The TimestampPath parameter does not reference a valid ISO-8601 timestamp: %s", st.TimestampPath)
 		}
 		until = t
+	}
+	if p := c.takeResume(); p != nil && !p.Until.IsZero() {
+		until = p.Until // the end it had before the stop
+	} else {
+		r.point(ResumePoint{State: st.Name, Input: asl.EncodeJSON(input), Entered: c.entered, Until: until})
 	}
 	if e := r.sleep(until.Sub(now)); e != nil {
 		return nil, e

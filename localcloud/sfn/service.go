@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,6 +52,10 @@ type Service struct {
 	tokens  *tokenRegistry
 	root    *cancelScope
 	wg      sync.WaitGroup
+	// journal keeps executions across restarts (persist.go); suspended
+	// stops it, and history, from recording anything more.
+	journal   Journal
+	suspended atomic.Bool
 
 	mu         sync.RWMutex
 	machines   map[string]*stateMachine // by ARN
@@ -443,6 +448,10 @@ func (s *Service) StartExecution(_ context.Context, in StartExecutionInput) (Exe
 	x := newExecution(s, sm, arn, name, input, canonical, value)
 	s.executions[arn] = x
 	s.byMachine[sm.arn] = append(s.byMachine[sm.arn], x)
+	s.record(JournalEntry{Kind: EntryStart, Execution: arn, Start: &StartRecord{
+		StateMachine: sm.arn, MachineName: sm.name, Definition: sm.definition, RoleArn: sm.roleArn,
+		Name: name, Input: input, StartDate: x.start,
+	}})
 	s.wg.Add(1)
 	s.act.Hold() // released when the execution ends
 	go x.run()

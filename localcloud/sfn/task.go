@@ -48,9 +48,18 @@ func (r *runner) task(c *stateRun, input any) (any, *asl.Error) {
 	st := c.st
 	svc := r.x.svc
 	callback := strings.HasSuffix(st.Resource, CallbackSuffix)
+	// A callback task resumed after a restart waits for the token it had,
+	// until the deadline it had, without invoking anything again.
+	var resumed *ResumePoint
+	if p := c.takeResume(); callback && p != nil && p.Token != "" {
+		resumed = p
+	}
 	c.token = ""
 	if callback {
 		c.token = newToken()
+	}
+	if resumed != nil {
+		c.token = resumed.Token
 	}
 	filtered, ferr := st.InputPath.Apply(c.scope(input), "InputPath")
 	if ferr != nil {
@@ -59,6 +68,9 @@ func (r *runner) task(c *stateRun, input any) (any, *asl.Error) {
 	timeout, heartbeat, err := r.taskTimeouts(c, filtered)
 	if err != nil {
 		return nil, err
+	}
+	if resumed != nil && !resumed.Deadline.IsZero() {
+		timeout = max(resumed.Deadline.Sub(svc.clk.Now()), time.Nanosecond)
 	}
 	eff := filtered
 	if st.Parameters != nil {
@@ -85,30 +97,48 @@ func (r *runner) task(c *stateRun, input any) (any, *asl.Error) {
 		secs := int64(heartbeat / time.Second)
 		sched.HeartbeatInSeconds = &secs
 	}
-	r.emit(ev.typ(EventTaskScheduled, EventLambdaScheduled), sched)
+	if resumed == nil {
+		r.emit(ev.typ(EventTaskScheduled, EventLambdaScheduled), sched)
+	}
 
 	h, ok := svc.res.Lookup(st.Resource)
 	if !ok {
 		return nil, asl.Runtimef("The resource %q has no handler", st.Resource)
 	}
-	r.emit(ev.typ(EventTaskStarted, EventLambdaStarted), ev.base())
+	if resumed == nil {
+		r.emit(ev.typ(EventTaskStarted, EventLambdaStarted), ev.base())
+	}
 
 	tag := r.x.nextTag()
+	if resumed != nil && resumed.tag != 0 {
+		tag = resumed.tag // registered by Restore
+	}
 	tctx, cancel := context.WithCancel(context.WithValue(r.scope.ctx, activityKey{}, svc.act))
 	defer cancel()
 	if callback {
-		svc.tokens.register(c.token, r.w, tag)
+		if resumed == nil || resumed.tag == 0 {
+			svc.tokens.register(c.token, r.w, tag)
+		}
+		if resumed == nil {
+			p := ResumePoint{State: st.Name, Input: asl.EncodeJSON(input), Entered: c.entered, Token: c.token}
+			if timeout > 0 {
+				p.Deadline = svc.clk.Now().Add(timeout)
+			}
+			r.point(p)
+		}
 		// Whatever ends this attempt, later callbacks get TaskTimedOut.
 		defer svc.tokens.close(c.token)
 	}
 	req := TaskRequest{Resource: st.Resource, Input: json.RawMessage(payload), TaskToken: c.token,
 		Execution: r.x.arn, State: st.Name, RetryCount: c.retries}
-	svc.act.Hold()
-	go func() {
-		defer svc.act.Release()
-		out, err := h.RunTask(tctx, req)
-		r.w.post(wake{kind: wakeTaskResult, tag: tag, output: out, err: err})
-	}()
+	if resumed == nil {
+		svc.act.Hold()
+		go func() {
+			defer svc.act.Release()
+			out, err := h.RunTask(tctx, req)
+			r.w.post(wake{kind: wakeTaskResult, tag: tag, output: out, err: err})
+		}()
+	}
 
 	var timeoutTimer, hbTimer clock.Timer
 	if timeout > 0 {

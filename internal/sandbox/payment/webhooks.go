@@ -62,10 +62,15 @@ type deliveryPlan struct {
 // two are observed together.
 func (s *Server) raiseLocked(ev Event) {
 	ev.EventID = sandboxhttp.NewID("evt")
-	body, _ := json.Marshal(ev) // a struct of strings and numbers always encodes
-	rec := &eventRecord{EventRecord: EventRecord{Event: ev}, body: body}
+	rec := &eventRecord{EventRecord: EventRecord{Event: ev}, body: eventBody(ev)}
 	s.events = append(s.events, rec)
 	s.deliverLocked(rec)
+}
+
+// eventBody is the webhook body of ev.
+func eventBody(ev Event) []byte {
+	body, _ := json.Marshal(ev) // a struct of strings and numbers always encodes
+	return body
 }
 
 func (s *Server) deliverLocked(rec *eventRecord) {

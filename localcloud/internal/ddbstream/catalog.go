@@ -70,6 +70,7 @@ func (l *Log) Enable(info StreamInfo) {
 	}
 	info.Enabled = true
 	s.info = info
+	l.described(s)
 }
 
 // Disable closes the stream: it accepts no more records from the recorder
@@ -80,6 +81,7 @@ func (l *Log) Disable(streamARN string) {
 	defer l.mu.Unlock()
 	if s, ok := l.streams[streamARN]; ok {
 		s.info.Enabled = false
+		l.described(s)
 	}
 }
 

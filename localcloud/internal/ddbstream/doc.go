@@ -71,8 +71,9 @@
 //
 // # Limits
 //
-// Records live in memory for the life of the process (no 24-hour trim, no
-// persistence). Stream ARNs are derived from the table ARN with a fixed
+// Records live in memory for the life of the process (no 24-hour trim); a
+// Journal (SetJournal, Restore) keeps them across restarts of a persistent
+// local cloud. Stream ARNs are derived from the table ARN with a fixed
 // label (StreamARN), so a table deleted and created again, or a stream
 // disabled and enabled again, continues the same stream. Items deleted by the
 // emulator's TTL sweeper produce no record. Writes sent to the emulator

@@ -26,6 +26,7 @@ func SequenceString(seq uint64) string { return fmt.Sprintf("%021d", seq) }
 type Log struct {
 	mu      sync.Mutex
 	streams map[string]*stream // by stream ARN
+	journal Journal            // nil: in memory only (persist.go)
 }
 
 type stream struct {
@@ -57,6 +58,7 @@ func (l *Log) streamLocked(arn string) *stream {
 	if !ok {
 		s = &stream{wake: make(chan struct{}), info: infoFromARN(arn)}
 		l.streams[arn] = s
+		l.described(s)
 	}
 	return s
 }
@@ -76,6 +78,9 @@ func (l *Log) Append(streamARN string, evs ...events.DynamoDBEventRecord) []Reco
 		r := Record{Seq: seq, Event: ev}
 		s.records = append(s.records, r)
 		out = append(out, r)
+	}
+	if l.journal != nil {
+		l.journal.Append(streamARN, out)
 	}
 	close(s.wake)
 	s.wake = make(chan struct{})

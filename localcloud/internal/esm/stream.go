@@ -76,6 +76,15 @@ type StreamMapping struct {
 	// OnFailureRecord for every discarded batch; empty drops them.
 	OnFailure string
 	Enabled   bool
+	// ResumeAfter, when set, is the checkpoint a persistent local cloud
+	// kept from its last run: Run starts reading after it, whatever
+	// StartingPosition says (as Lambda's mapping carries on from where it
+	// was, not from its starting position, when it is re-enabled).
+	ResumeAfter *uint64
+	// OnCheckpoint, when set, is called with every new checkpoint, from
+	// the poller's goroutine, before it reads on: what it keeps survives a
+	// crash of the local cloud right after.
+	OnCheckpoint func(seq uint64)
 }
 
 func (m *StreamMapping) applyDefaults() {
@@ -237,7 +246,13 @@ func (p *StreamPoller) Run(ctx context.Context) error {
 	if p.cfg.StartingPosition == StartingPositionLatest {
 		p.readPos = p.records.Latest(p.cfg.StreamARN)
 	}
+	if p.cfg.ResumeAfter != nil {
+		p.readPos = *p.cfg.ResumeAfter
+	}
 	p.checkpoint.Store(p.readPos)
+	if p.cfg.OnCheckpoint != nil {
+		p.cfg.OnCheckpoint(p.readPos)
+	}
 	for {
 		batch, err := p.nextBatch(ctx)
 		if err == nil {
@@ -643,7 +658,13 @@ func payload(records []streamRecord) []byte {
 func (p *StreamPoller) advance(seq uint64) {
 	for {
 		cur := p.checkpoint.Load()
-		if seq <= cur || p.checkpoint.CompareAndSwap(cur, seq) {
+		if seq <= cur {
+			return
+		}
+		if p.checkpoint.CompareAndSwap(cur, seq) {
+			if p.cfg.OnCheckpoint != nil {
+				p.cfg.OnCheckpoint(seq)
+			}
 			return
 		}
 	}

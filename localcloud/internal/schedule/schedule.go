@@ -52,6 +52,15 @@ type Options struct {
 	// Speed scales schedule time: 60 makes a minute of schedule time pass in
 	// a real second. 0 means 1 (real time).
 	Speed float64
+	// LastFire, when set, is the schedule time of the last fire of an
+	// earlier run (a persistent local cloud keeps it): Run carries on from
+	// it, so a fire time that passed while the local cloud was stopped is
+	// fired once at the start (only the latest, as after a sleeping host).
+	// A LastFire not before the clock's time is ignored.
+	LastFire time.Time
+	// OnFire, when set, is called with the schedule time of every fire
+	// Run makes, before its delivery starts.
+	OnFire func(time.Time)
 }
 
 // Stats counts what a Runner did since it was created.
@@ -82,6 +91,7 @@ type Runner struct {
 	clock   clock.Clock
 	speed   float64
 	logger  *slog.Logger
+	opts    Options
 
 	wg    sync.WaitGroup // deliveries started by Run
 	mu    sync.Mutex     // guards stats
@@ -131,6 +141,7 @@ func New(s Schedule, invoker invoke.Invoker, clk clock.Clock, logger *slog.Logge
 		invoker: invoker,
 		clock:   clk,
 		speed:   opts.Speed,
+		opts:    opts,
 		logger:  logger.With("schedule", s.Name, "function", s.FunctionName, "expression", s.Expression),
 	}, nil
 }
@@ -158,6 +169,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer r.wg.Wait()
 	start := r.clock.Now()
 	last := start // schedule time of the previous fire
+	if l := r.opts.LastFire; !l.IsZero() && l.Before(start) {
+		last = l
+	}
 	for {
 		next := r.expr.Next(last)
 		if next.IsZero() {
@@ -187,6 +201,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.logger.Warn("fire times missed; firing only the latest", "missed", skipped)
 		}
 		fireAt := last
+		if r.opts.OnFire != nil {
+			r.opts.OnFire(fireAt)
+		}
 		r.wg.Go(func() {
 			if err := r.deliver(ctx, fireAt); err != nil && ctx.Err() == nil {
 				r.logger.Error("scheduled invocation failed after retries", "error", err, "time", fireAt)
