@@ -211,89 +211,150 @@ type Cloud struct {
 }
 
 // Start builds, starts and provisions everything the template declares and
-// returns once the stack answers. On any failure it stops what it started
-// and returns an error naming the cause; it never leaves a half-started stack.
+// returns once the stack answers. It runs the stages of startStages in
+// order; when one fails it undoes what the earlier ones started (Close, and
+// the ports not yet handed to a server) and returns the error, named by its
+// cause: it never leaves a half-started stack.
 func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	cfg.Defaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), streams: ddbstream.NewLog()}
+	s := &startup{ctx: ctx, begin: time.Now()}
 	defer func() {
+		if s.cancelReady != nil {
+			s.cancelReady()
+		}
 		if err != nil {
+			s.closePorts()
 			_ = c.Close()
 		}
 	}()
-	begin := time.Now()
-	if c.persist, err = openPersistence(cfg, c.streams); err != nil {
-		return nil, err
-	}
-
-	// Claim every port first: a busy port must stop us before anything runs.
-	endpointLn, err := listen("AWS endpoint", cfg.EndpointAddr)
-	if err != nil {
-		return nil, err
-	}
-	apiLn, err := listen("HTTP API", cfg.APIAddr)
-	if err != nil {
-		endpointLn.Close()
-		return nil, err
-	}
-	extras, err := c.sandboxes()
-	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, err
-	}
-	extraLns := make([]net.Listener, 0, len(extras))
-	for _, x := range extras {
-		ln, err := listen(x.name, x.addr)
-		if err != nil {
-			endpointLn.Close()
-			apiLn.Close()
-			for _, l := range extraLns {
-				l.Close()
-			}
+	for _, stage := range c.startStages() {
+		t0 := time.Now()
+		if err := stage.run(s); err != nil {
 			return nil, err
 		}
-		extraLns = append(extraLns, ln)
+		c.log.Debug("start stage done", "stage", stage.name, "took", time.Since(t0).Round(time.Millisecond))
 	}
-	endpointURL := "http://" + endpointLn.Addr().String()
-	apiURL := "http://" + apiLn.Addr().String()
-	issuerURL := apiURL + "/issuer"
+	c.ready.Store(true)
+	c.log.Info("local cloud ready", "endpoint", s.endpointURL, "api", s.apiURL, "stack_file", c.stackFile,
+		"took", time.Since(s.begin).Round(time.Millisecond))
+	return c, nil
+}
 
-	c.stack, err = loadTemplate(c.cfg, endpointURL)
-	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, fmt.Errorf("template %s: %w", cfg.TemplatePath, err)
-	}
+// startup is what one start stage hands the next.
+type startup struct {
+	// ctx bounds the stages; after the build it is also bounded by
+	// ReadyTimeout (cancelReady).
+	ctx         context.Context
+	cancelReady context.CancelFunc
+	begin       time.Time
 
-	binaries, report, err := c.build(ctx)
-	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, err
+	endpointLn, apiLn net.Listener
+	extras            []extra
+	extraLns          []net.Listener
+
+	endpointURL, apiURL, issuerURL string
+	binaries                       map[string]string
+	awsCfg                         aws.Config
+	res                            *provision.Result
+	// runCtx lives as long as the cloud: the workers' context (Close
+	// cancels it).
+	runCtx context.Context
+}
+
+// closePorts closes every claimed port; one already handed to a server is
+// closed by that server's stop as well, which is harmless.
+func (s *startup) closePorts() {
+	for _, ln := range append([]net.Listener{s.endpointLn, s.apiLn}, s.extraLns...) {
+		if ln != nil {
+			_ = ln.Close()
+		}
 	}
+}
+
+// startStage is one step of Start. Close undoes what it started.
+type startStage struct {
+	name string
+	run  func(*startup) error
+}
+
+// startStages are the steps of Start, in order.
+func (c *Cloud) startStages() []startStage {
+	return []startStage{
+		{"state directory", c.openState},
+		// Every port first: a busy port must stop us before anything runs.
+		{"ports", c.claimPorts},
+		{"template and build", c.loadAndBuild},
+		{"engine and endpoint", c.startEndpoint},
+		{"resources", c.provisionResources},
+		{"functions", c.startFunctions},
+		{"event plane", c.startEventPlane},
+		{"HTTP API", c.startAPI},
+		{"sandboxes", c.startExtras},
+		{"stack file", c.writeStackFile},
+	}
+}
+
+func (c *Cloud) openState(*startup) (err error) {
+	c.persist, err = openPersistence(c.cfg, c.streams)
+	return err
+}
+
+func (c *Cloud) claimPorts(s *startup) (err error) {
+	if s.endpointLn, err = listen("AWS endpoint", c.cfg.EndpointAddr); err != nil {
+		return err
+	}
+	if s.apiLn, err = listen("HTTP API", c.cfg.APIAddr); err != nil {
+		return err
+	}
+	if s.extras, err = c.sandboxes(); err != nil {
+		return err
+	}
+	for _, x := range s.extras {
+		ln, err := listen(x.name, x.addr)
+		if err != nil {
+			return err
+		}
+		s.extraLns = append(s.extraLns, ln)
+	}
+	s.endpointURL = "http://" + s.endpointLn.Addr().String()
+	s.apiURL = "http://" + s.apiLn.Addr().String()
+	s.issuerURL = s.apiURL + "/issuer"
+	return nil
+}
+
+func (c *Cloud) loadAndBuild(s *startup) (err error) {
+	if c.stack, err = loadTemplate(c.cfg, s.endpointURL); err != nil {
+		return fmt.Errorf("template %s: %w", c.cfg.TemplatePath, err)
+	}
+	binaries, report, err := c.build(s.ctx)
+	if err != nil {
+		return err
+	}
+	s.binaries = binaries
 	c.log.Info("functions built", "count", len(binaries), "compiled", len(report.Built), "reused", len(report.Reused),
-		"took", time.Since(begin).Round(time.Millisecond))
+		"took", time.Since(s.begin).Round(time.Millisecond))
 	// From here on the start is bounded: a stack that does not come up in
 	// ReadyTimeout is broken, whereas the build only took long.
-	ctx, cancelReady := context.WithTimeout(ctx, cfg.ReadyTimeout)
-	defer cancelReady()
+	s.ctx, s.cancelReady = context.WithTimeout(s.ctx, c.cfg.ReadyTimeout)
+	return nil
+}
 
-	// The engine's SDK-facing services, then our front on the endpoint.
+// startEndpoint starts the engine's SDK-facing services, the Lambda runtime
+// and the Step Functions executor, and our front on the endpoint.
+func (c *Cloud) startEndpoint(s *startup) (err error) {
+	cfg := c.cfg
 	os.Setenv("AWS_DEFAULT_REGION", Region)
-	c.engine, err = startEngine(ctx, cfg.Engine, filepath.Join(cfg.StateDir, "logs"), c.log)
-	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, err
+	if c.engine, err = startEngine(s.ctx, cfg.Engine, filepath.Join(cfg.StateDir, "logs"), c.log); err != nil {
+		return err
 	}
 	c.runtime = lambdart.New(lambdart.Options{
-		RuntimeAPIHost: endpointLn.Addr().String(),
+		RuntimeAPIHost: s.endpointLn.Addr().String(),
 		Env: map[string]string{
-			"AWS_ENDPOINT_URL":      endpointURL,
+			"AWS_ENDPOINT_URL":      s.endpointURL,
 			"AWS_ACCESS_KEY_ID":     AccessKeyID,
 			"AWS_SECRET_ACCESS_KEY": SecretAccessKey,
 		},
@@ -303,11 +364,11 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		// that would only slow feedback down.
 		AsyncRetryDelays: []time.Duration{time.Second, 2 * time.Second},
 	})
-	awsCfg := AWSConfig(endpointURL)
+	s.awsCfg = AWSConfig(s.endpointURL)
 	// Step Functions runs in our executor; its service integrations call the
 	// front, so DynamoDB writes from a state machine are recorded too.
 	sfnResources := sfn.NewResources()
-	integrations.Register(sfnResources, integrations.FromAWSConfig(awsCfg, c.runtime))
+	integrations.Register(sfnResources, integrations.FromAWSConfig(s.awsCfg, c.runtime))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
 	frontOpts := []front.Option{front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
 		front.WithLogger(c.log.With("component", "endpoint"))}
@@ -317,9 +378,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	}
 	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, err
+		return err
 	}
 	if cfg.Engine == EngineMoto {
 		recorderOpts = append(recorderOpts, ddbstream.WithEngineRecords(f.EngineExclusive))
@@ -340,20 +399,16 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if u := c.engine.KumoURL(); u != "" {
 		ku, err := url.Parse(u)
 		if err != nil {
-			endpointLn.Close()
-			apiLn.Close()
-			return nil, err
+			return err
 		}
 		besideEngine = map[string]http.Handler{}
 		for _, svc := range engine.KumoServices {
 			besideEngine[svc] = front.NewProxy(ku)
 		}
 	}
-	sqsRoute, err := c.persist.keepInFlight(ctx, c.queueAges)
+	sqsRoute, err := c.persist.keepInFlight(s.ctx, c.queueAges)
 	if err != nil {
-		endpointLn.Close()
-		apiLn.Close()
-		return nil, err
+		return err
 	}
 	f.SetRoutes(front.Routes{
 		Services:      besideEngine,
@@ -366,94 +421,89 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		Fallback:      sqsRoute,
 	})
 	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = c.endpoint.Serve(endpointLn) }()
+	go func() { _ = c.endpoint.Serve(s.endpointLn) }()
+	return nil
+}
 
-	res, err := provision.Apply(ctx, awsCfg, endpointURL, c.stack, provision.Options{})
-	if err != nil {
-		apiLn.Close()
-		return nil, fmt.Errorf("provision: %w", err)
+// provisionResources creates the template's resources through the
+// endpoint, the webhook secret and the state machines.
+func (c *Cloud) provisionResources(s *startup) (err error) {
+	if s.res, err = provision.Apply(s.ctx, s.awsCfg, s.endpointURL, c.stack, provision.Options{}); err != nil {
+		return fmt.Errorf("provision: %w", err)
 	}
-	if err := c.putWebhookSecret(ctx, awsCfg); err != nil {
-		apiLn.Close()
-		return nil, err
+	if err := c.putWebhookSecret(s.ctx, s.awsCfg); err != nil {
+		return err
 	}
+	return c.createStateMachines(s.ctx)
+}
 
-	if err := c.createStateMachines(ctx); err != nil {
-		apiLn.Close()
-		return nil, err
-	}
+// startFunctions starts every function's processes and waits until each
+// has polled the Runtime API.
+func (c *Cloud) startFunctions(s *startup) error {
 	for _, fn := range c.stack.Functions {
 		if err := c.runtime.AddFunction(lambdart.FunctionConfig{
-			Name: fn.Name, Binary: binaries[fn.Source], Env: fn.Environment,
+			Name: fn.Name, Binary: s.binaries[fn.Source], Env: fn.Environment,
 			Timeout: fn.Timeout, MemoryMB: fn.MemorySize, Concurrency: concurrency(fn),
 		}); err != nil {
-			apiLn.Close()
-			return nil, fmt.Errorf("function %s: %w", fn.Source, err)
+			return fmt.Errorf("function %s: %w", fn.Source, err)
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
+	c.cancel, s.runCtx = cancel, runCtx
 	if err := c.runtime.Start(runCtx); err != nil {
-		apiLn.Close()
-		return nil, fmt.Errorf("start functions: %w", err)
+		return fmt.Errorf("start functions: %w", err)
 	}
-	readyCtx, readyCancel := context.WithTimeout(ctx, 30*time.Second)
-	err = c.runtime.Ready(readyCtx)
-	readyCancel()
-	if err != nil {
-		apiLn.Close()
-		return nil, fmt.Errorf("functions did not start: %w (see %s)", err, filepath.Join(cfg.StateDir, "logs"))
+	readyCtx, readyCancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer readyCancel()
+	if err := c.runtime.Ready(readyCtx); err != nil {
+		return fmt.Errorf("functions did not start: %w (see %s)", err, filepath.Join(c.cfg.StateDir, "logs"))
 	}
+	return nil
+}
 
+// startEventPlane resumes the kept executions and starts the event source
+// mappings, schedules and alarms.
+func (c *Cloud) startEventPlane(s *startup) error {
 	if err := c.persist.resumeExecutions(c.sfn); err != nil {
-		apiLn.Close()
-		return nil, err
+		return err
 	}
-	if err := c.startMappings(runCtx, awsCfg, res); err != nil {
-		apiLn.Close()
-		return nil, err
+	if err := c.startMappings(s.runCtx, s.awsCfg, s.res); err != nil {
+		return err
 	}
-	if err := c.startSchedules(runCtx); err != nil {
-		apiLn.Close()
-		return nil, err
+	if err := c.startSchedules(s.runCtx); err != nil {
+		return err
 	}
-	if err := c.startAlarms(ctx, runCtx, awsCfg, res); err != nil {
-		apiLn.Close()
-		return nil, err
-	}
+	return c.startAlarms(s.ctx, s.runCtx, s.awsCfg, s.res)
+}
 
-	c.issuer, err = issuer.Open(issuerURL, filepath.Join(cfg.StateDir, "issuer-key.pem"))
-	if err != nil {
-		apiLn.Close()
-		return nil, fmt.Errorf("local issuer: %w", err)
+// startAPI opens the local token issuer and serves the HTTP API.
+func (c *Cloud) startAPI(s *startup) (err error) {
+	if c.issuer, err = issuer.Open(s.issuerURL, filepath.Join(c.cfg.StateDir, "issuer-key.pem")); err != nil {
+		return fmt.Errorf("local issuer: %w", err)
 	}
-	c.gateway, err = gateway.New(c.gatewayConfig(issuerURL))
-	if err != nil {
-		apiLn.Close()
-		return nil, fmt.Errorf("HTTP API: %w", err)
+	if c.gateway, err = gateway.New(c.gatewayConfig(s.issuerURL)); err != nil {
+		return fmt.Errorf("HTTP API: %w", err)
 	}
-	if err := c.gateway.StartListener(apiLn); err != nil {
-		return nil, fmt.Errorf("HTTP API: %w", err)
+	if err := c.gateway.StartListener(s.apiLn); err != nil {
+		return fmt.Errorf("HTTP API: %w", err)
 	}
+	return nil
+}
 
-	for i, x := range extras {
-		if err := x.start(extraLns[i]); err != nil {
-			for _, l := range extraLns[i:] {
-				l.Close()
-			}
-			return nil, fmt.Errorf("%s: %w", x.name, err)
+// startExtras starts the sandboxes on the ports claimed for them.
+func (c *Cloud) startExtras(s *startup) error {
+	for i, x := range s.extras {
+		if err := x.start(s.extraLns[i]); err != nil {
+			return fmt.Errorf("%s: %w", x.name, err)
 		}
 		c.extras = append(c.extras, x)
 	}
+	return nil
+}
 
-	c.stackFile = filepath.Join(cfg.StateDir, "stack.json")
-	if err := c.stackOutputs(endpointURL, apiURL, issuerURL, res).Save(c.stackFile); err != nil {
-		return nil, err
-	}
-	c.ready.Store(true)
-	c.log.Info("local cloud ready", "endpoint", endpointURL, "api", apiURL, "stack_file", c.stackFile,
-		"took", time.Since(begin).Round(time.Millisecond))
-	return c, nil
+func (c *Cloud) writeStackFile(s *startup) error {
+	c.stackFile = filepath.Join(c.cfg.StateDir, "stack.json")
+	return c.stackOutputs(s.endpointURL, s.apiURL, s.issuerURL, s.res).Save(c.stackFile)
 }
 
 // loadTemplate parses the template with the parameters the local cloud offers

@@ -502,6 +502,29 @@ func TestBadInputStopsStartWithAClearMessage(t *testing.T) {
 	}
 }
 
+// A stage that fails late — the HTTP API's issuer cannot read its key, after
+// the engine, the endpoint, the functions' processes and the mappings have
+// started — undoes everything before it: every port it claimed is free
+// again at once.
+func TestALateStageFailureUndoesTheEarlierStages(t *testing.T) {
+	root := moduleRoot()
+	state := t.TempDir()
+	// A directory where the issuer's key file should be.
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "issuer-key.pem", "not-a-key"), 0o755))
+	addrs := map[string]string{"endpoint": freeAddr(), "api": freeAddr(), "mail": freeAddr(), "payment": freeAddr()}
+	_, err := localcloud.Start(context.Background(), localcloud.Config{
+		ModuleRoot: root, TemplatePath: filepath.Join(root, "localcloud/testdata/parity/template.yaml"), StateDir: state,
+		EndpointAddr: addrs["endpoint"], APIAddr: addrs["api"], MailAddr: addrs["mail"], PaymentAddr: addrs["payment"],
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.ErrorContains(t, err, "local issuer")
+	for name, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		require.NoError(t, err, "the %s port must be released", name)
+		ln.Close()
+	}
+}
+
 func TestStepFunctionsCatchesANamedLambdaError(t *testing.T) {
 	ctx := context.Background()
 	client := sfnsdk.NewFromConfig(env.cfg)

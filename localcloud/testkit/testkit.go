@@ -152,7 +152,7 @@ func start(name string) (string, error) {
 			_ = m.Close()
 			return "", err
 		}
-		srv := httptest.NewServer(front.Serialised(front.NewProxy(target)))
+		srv := httptest.NewServer(front.Serialised(front.NewBufferedProxy(target)))
 		urls[name] = srv.URL
 		closers = append(closers, srv.Close, func() { _ = m.Close() })
 	default:

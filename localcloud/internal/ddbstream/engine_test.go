@@ -31,7 +31,7 @@ func startMoto(t *testing.T) (*front.SerialEngine, string) {
 	t.Cleanup(func() { _ = m.Close() })
 	target, err := url.Parse(m.URL())
 	require.NoError(t, err)
-	return front.Serialised(front.NewProxy(target)), m.URL()
+	return front.Serialised(front.NewBufferedProxy(target)), m.URL()
 }
 
 func motoClients(endpoint string) (*dynamodb.Client, *dynamodbstreams.Client) {

@@ -112,7 +112,7 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	}
 	var kumo http.Handler = NewProxy(u)
 	if f.serialEngine {
-		f.serial = Serialised(kumo)
+		f.serial = Serialised(NewBufferedProxy(u))
 		kumo = f.serial
 	}
 	f.kumo, f.fallback = kumo, sqsquery.New(kumo)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,4 +107,48 @@ func TestSerialisedLongPollHoldsNobodyBack(t *testing.T) {
 	for _, w := range waits {
 		require.Equal(t, "0", w, "the engine only ever sees short polls")
 	}
+}
+
+// An engine answer that breaks half-way is never passed on: a read is asked
+// again, anything else is answered 500 (the engine may have carried it out).
+func TestBufferedProxyNeverPassesOnABrokenAnswer(t *testing.T) {
+	var calls sync.Map // target → *atomic.Int32
+	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		target := r.Header.Get("X-Amz-Target")
+		n, _ := calls.LoadOrStore(target, new(atomic.Int32))
+		if n.(*atomic.Int32).Add(1) == 1 {
+			// The first answer of each operation breaks after its header.
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			require.NoError(t, err)
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"Item\":")
+			_ = buf.Flush()
+			_ = conn.Close()
+			return
+		}
+		_, _ = io.WriteString(w, `{"Item":{"pk":{"S":"a"}}}`)
+	}))
+	t.Cleanup(engine.Close)
+	u, err := url.Parse(engine.URL)
+	require.NoError(t, err)
+	srv := httptest.NewServer(NewBufferedProxy(u))
+	t.Cleanup(srv.Close)
+	post := func(target string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(`{"TableName":"t"}`))
+		require.NoError(t, err)
+		req.Header.Set("X-Amz-Target", target)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err, "the client always gets a whole answer")
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("DynamoDB_20120810.GetItem")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"Item":{"pk":{"S":"a"}}}`, body, "a read is asked again")
+	code, body = post("DynamoDB_20120810.PutItem")
+	require.Equal(t, http.StatusInternalServerError, code)
+	require.Contains(t, body, "InternalFailure")
+	n, _ := calls.Load("DynamoDB_20120810.PutItem")
+	require.EqualValues(t, 1, n.(*atomic.Int32).Load(), "a write is never sent twice by the proxy")
 }
