@@ -31,8 +31,11 @@ reset: ## Forget the local stack's data (tables, queues, streams, executions): t
 
 # The two stack suites come first: they are the longest and mostly wait on
 # the stack, so starting them at once lets the other packages fill the gaps.
+# The adapters' contract suites run on kumo here and on moto in test-moto
+# (CLUB_ENGINES; a plain go test runs them on both): moto is several times
+# slower, and the whole suite on two cores stays within a few minutes.
 test: ## Run every test, end to end against the embedded local cloud (no Docker, no AWS account)
-	$(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
+	CLUB_ENGINES=kumo $(GO) test -p $(TEST_P) -count=1 -timeout 30m $(TEST_FLAGS) ./e2e/ ./reliability/ ./...
 
 # The adapters' contract suites: each runs once per engine (localcloud/testkit).
 CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./internal/ops/redrive/ ./internal/ops/replay/ \
@@ -53,7 +56,7 @@ test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker an
 	localstack/run-tests.sh
 
 fuzz: ## Fuzz the HTTP API for a while (FUZZTIME=1m by default)
-	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $${FUZZTIME:-1m} ./internal/api/
+	CLUB_ENGINES=kumo $(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $${FUZZTIME:-1m} ./internal/api/
 
 bench: ## Run the benchmarks against the local cloud and write docs/benchmarks.md (about 15 minutes)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench -args -club.report docs/benchmarks.md

@@ -127,6 +127,10 @@ func (c *Contract) route(req *http.Request) (*routers.Route, map[string]string, 
 	if path == "" {
 		path = req.URL.EscapedPath()
 	}
+	if !strings.HasPrefix(path, "/") {
+		// "intensives" is no route of the API's router, whatever follows.
+		return nil, nil, &routers.RouteError{Reason: routers.ErrPathNotFound.Error()}
+	}
 	segments := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	pathFound := false
 	for _, pattern := range c.doc.Paths.InMatchingOrder() {

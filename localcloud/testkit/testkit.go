@@ -97,20 +97,6 @@ func Run(m *testing.M, setup ...func(url string)) int {
 	return 0
 }
 
-// Require is for tests about one engine (moto's behaviour, the local cloud
-// in front of moto): they run unless CLUB_ENGINES leaves that engine out,
-// which a developer without it asks for explicitly.
-func Require(t testing.TB, name string) {
-	t.Helper()
-	engines, err := Engines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(engines, name) {
-		t.Skipf("%s=%s leaves out engine %s", EnginesEnv, os.Getenv(EnginesEnv), name)
-	}
-}
-
 // Engine is the engine the tests run on now ("kumo" outside Run).
 func Engine() string {
 	mu.Lock()
