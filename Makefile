@@ -45,7 +45,7 @@ CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./
 # serves DynamoDB one call at a time and copies the tables a transaction
 # touches, so a flood outruns the API's 10-second timeout there, which
 # neither kumo nor DynamoDB does (docs/local-cloud.md).
-test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto; about 15 minutes)
+test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto; about 10 minutes)
 	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) \
 		-skip '^TestFloodOfExportsDoesNotDelayUrgentMail$$' ./e2e/ $(CONTRACT_SUITES)
 
