@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clubdev/club/localcloud/internal/httptee"
 )
 
 // Tracker is an http.Handler that forwards every request to Next and keeps,
@@ -75,35 +77,12 @@ func (t *Tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+	tw := httptee.New(w, 0)
 	t.next.ServeHTTP(tw, r)
-	if tw.status != http.StatusOK {
+	if tw.Status() != http.StatusOK {
 		return
 	}
-	t.observe(action, body, tw.body.Bytes())
-}
-
-// teeWriter passes a response through and keeps a copy of its body.
-type teeWriter struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (w *teeWriter) WriteHeader(status int) {
-	w.status = status
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *teeWriter) Write(p []byte) (int, error) {
-	w.body.Write(p)
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *teeWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+	t.observe(action, body, tw.Body.Bytes())
 }
 
 // The parts of the SQS JSON protocol the tracker reads.

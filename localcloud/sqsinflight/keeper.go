@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clubdev/club/localcloud/internal/httptee"
 	"github.com/clubdev/club/localcloud/state"
 )
 
@@ -168,12 +169,12 @@ func (k *Keeper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		k.queueTimeout(r, req.QueueURL)
 	}
 	start := k.now()
-	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+	tw := httptee.New(w, 0)
 	k.next.ServeHTTP(tw, r)
-	if tw.status != http.StatusOK {
+	if tw.Status() != http.StatusOK {
 		return
 	}
-	e, ok := k.entryFor(action, req, tw.body.Bytes(), start)
+	e, ok := k.entryFor(action, req, tw.Body.Bytes(), start)
 	if !ok {
 		return
 	}
@@ -402,27 +403,4 @@ func (k *Keeper) Redeliver(ctx context.Context, msgs []Message) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// teeWriter passes a response through and keeps a copy of its body.
-type teeWriter struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (w *teeWriter) WriteHeader(status int) {
-	w.status = status
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *teeWriter) Write(p []byte) (int, error) {
-	w.body.Write(p)
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *teeWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/clubdev/club/localcloud/internal/httptee"
 )
 
 // ReceiveTokenHeader is the header with which a caller of SQS ReceiveMessage
@@ -84,7 +86,7 @@ func (rc *receipts) serve(next http.Handler, w http.ResponseWriter, r *http.Requ
 	_ = json.Unmarshal(body, &in) // a malformed call is kumo's to refuse
 
 	rec := rc.begin(token)
-	tee := &teeWriter{ResponseWriter: w}
+	tee := httptee.New(w, maxAnswerBytes)
 	defer func() {
 		rc.finish(rec, in.QueueUrl, tee)
 		if rec.writeFailed {
@@ -127,15 +129,15 @@ func (rc *receipts) begin(token string) *receiveRecord {
 }
 
 // finish records the handles of the answer written through tee.
-func (rc *receipts) finish(rec *receiveRecord, queueURL string, tee *teeWriter) {
+func (rc *receipts) finish(rec *receiveRecord, queueURL string, tee *httptee.Writer) {
 	defer close(rec.done)
 	rec.queueURL = queueURL
-	rec.writeFailed = tee.err != nil
-	if tee.status == 0 || tee.status == http.StatusOK {
+	rec.writeFailed = tee.Err != nil
+	if tee.Status() == http.StatusOK {
 		var out struct {
 			Messages []struct{ ReceiptHandle string }
 		}
-		if json.Unmarshal(tee.buf.Bytes(), &out) == nil {
+		if json.Unmarshal(tee.Body.Bytes(), &out) == nil {
 			for _, m := range out.Messages {
 				if m.ReceiptHandle != "" {
 					rec.handles = append(rec.handles, m.ReceiptHandle)
@@ -226,45 +228,3 @@ func (rc *receipts) snapshot() ReceiptStats {
 	defer rc.mu.Unlock()
 	return rc.stats
 }
-
-// teeWriter passes an answer through while keeping a copy of its body and
-// the first write error.
-type teeWriter struct {
-	http.ResponseWriter
-	buf    bytes.Buffer
-	status int
-	err    error
-	// truncated is set once the answer outgrew maxAnswerBytes: buf holds
-	// only its beginning.
-	truncated bool
-}
-
-func (t *teeWriter) WriteHeader(code int) {
-	if t.status == 0 {
-		t.status = code
-	}
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *teeWriter) Write(p []byte) (int, error) {
-	if t.buf.Len()+len(p) <= maxAnswerBytes {
-		t.buf.Write(p)
-	} else {
-		t.truncated = true
-	}
-	n, err := t.ResponseWriter.Write(p)
-	if err != nil && t.err == nil {
-		t.err = err
-	}
-	return n, err
-}
-
-// Flush keeps a streamed answer streamed (the reverse proxy flushes).
-func (t *teeWriter) Flush() {
-	if f, ok := t.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (t *teeWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clubdev/club/localcloud/internal/httptee"
 )
 
 // The AWS SDKs name every call (one id for all its attempts) and number its
@@ -111,14 +113,11 @@ func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Reques
 			return
 		}
 	}
-	tee := &teeWriter{ResponseWriter: w}
+	tee := httptee.New(w, maxAnswerBytes)
 	next.ServeHTTP(tee, r)
-	status := tee.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	if status/100 == 2 && !tee.truncated {
-		a.keep(&answer{key: key, status: status, header: tee.Header().Clone(), body: tee.buf.Bytes()})
+	status := tee.Status()
+	if status/100 == 2 && !tee.Truncated {
+		a.keep(&answer{key: key, status: status, header: tee.Header().Clone(), body: tee.Body.Bytes()})
 	}
 }
 
