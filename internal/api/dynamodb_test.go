@@ -1,3 +1,10 @@
+//go:build !apifuzz
+
+// The tests of this file need an engine (kumo or moto, through testkit);
+// the rest of the package runs over the in-memory stores. The fuzz target is
+// built with the tag apifuzz, which leaves this file out, so that its
+// instrumented binary holds no engine and no AWS SDK (archtest checks it).
+
 package api_test
 
 import (
@@ -6,14 +13,17 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/enrollment"
+	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/store"
@@ -212,4 +222,39 @@ func TestPurchasesOnDynamoDB(t *testing.T) {
 	require.Equal(t, "payment_pending", r.str("status"), "the saga, not the webhook, confirms")
 	require.Equal(t, map[string]any{"payment_id": "pay-1", "status": "succeeded", "checkout_url": "https://pay.example/checkout/pay-1"}, r.doc["payment"])
 	require.Equal(t, 404, f.do("GET", "/purchases/"+pid, otherStudent, "").status)
+}
+
+// TestExportsOnDynamoDB runs the export route on the real adapter, wired as
+// functions/api wires it: one TransactWriteItems writes the operation and
+// its job's outbox row.
+func TestExportsOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	n := tableSeq.Add(1)
+	cfg := store.Config{ClubTable: fmt.Sprintf("api-club-%d", n), OutboxTable: fmt.Sprintf("api-outbox-%d", n)}
+	require.NoError(t, store.CreateTables(context.Background(), dynamo, cfg))
+	st, err := store.New(dynamo, cfg)
+	require.NoError(t, err)
+	svc, err := operation.NewService(operation.Deps{Store: st.Operations})
+	require.NoError(t, err)
+	f := setup(t, func(d *api.Deps) {
+		d.Classes, d.Projections, d.Operations = st.Classes, st.Projections, svc
+	})
+	classID := f.createClass(teacher, 3)
+	r := f.export(teacher, classID)
+	require.Equal(t, 202, r.status, r.body)
+	id := r.str("operation_id")
+
+	r = f.do("GET", "/operations/"+id, teacher, "")
+	require.Equal(t, 200, r.status, r.body)
+	require.Equal(t, "pending", r.str("status"))
+	rows, err := st.Outbox.Unpublished(context.Background(), time.Now().Add(time.Hour), 100)
+	require.NoError(t, err)
+	var jobs []string
+	for _, row := range rows {
+		if row.Type == events.TypeExportRequested {
+			jobs = append(jobs, row.AggregateID)
+		}
+	}
+	require.Equal(t, []string{id}, jobs)
+	require.Equal(t, 404, f.do("GET", "/operations/"+id, otherTeacher, "").status)
 }

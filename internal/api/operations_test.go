@@ -15,7 +15,6 @@ import (
 	"github.com/clubdev/club/internal/api"
 	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/operation/operationtest"
-	"github.com/clubdev/club/internal/store"
 )
 
 // An export is accepted, not done: 202 with the operation, pending, and
@@ -211,39 +210,4 @@ func TestListOperations(t *testing.T) {
 	}
 	r = f.do("GET", "/operations", anonymous, "")
 	require.Equal(t, 401, r.status)
-}
-
-// TestExportsOnDynamoDB runs the export route on the real adapter, wired as
-// functions/api wires it: one TransactWriteItems writes the operation and
-// its job's outbox row.
-func TestExportsOnDynamoDB(t *testing.T) {
-	t.Parallel()
-	n := tableSeq.Add(1)
-	cfg := store.Config{ClubTable: fmt.Sprintf("api-club-%d", n), OutboxTable: fmt.Sprintf("api-outbox-%d", n)}
-	require.NoError(t, store.CreateTables(context.Background(), dynamo, cfg))
-	st, err := store.New(dynamo, cfg)
-	require.NoError(t, err)
-	svc, err := operation.NewService(operation.Deps{Store: st.Operations})
-	require.NoError(t, err)
-	f := setup(t, func(d *api.Deps) {
-		d.Classes, d.Projections, d.Operations = st.Classes, st.Projections, svc
-	})
-	classID := f.createClass(teacher, 3)
-	r := f.export(teacher, classID)
-	require.Equal(t, 202, r.status, r.body)
-	id := r.str("operation_id")
-
-	r = f.do("GET", "/operations/"+id, teacher, "")
-	require.Equal(t, 200, r.status, r.body)
-	require.Equal(t, "pending", r.str("status"))
-	rows, err := st.Outbox.Unpublished(context.Background(), time.Now().Add(time.Hour), 100)
-	require.NoError(t, err)
-	var jobs []string
-	for _, row := range rows {
-		if row.Type == events.TypeExportRequested {
-			jobs = append(jobs, row.AggregateID)
-		}
-	}
-	require.Equal(t, []string{id}, jobs)
-	require.Equal(t, 404, f.do("GET", "/operations/"+id, otherTeacher, "").status)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -132,4 +133,27 @@ func TestImportRulesReportWhereAViolationEnters(t *testing.T) {
 	got := Check(pkgs)
 	require.Len(t, got, 1, "%v", got)
 	require.Equal(t, "the domain imports no AWS SDK: internal/club/class imports github.com/aws/aws-sdk-go-v2/aws (through internal/webhooksig)", got[0].String())
+}
+
+// TestTheFuzzBinaryLeavesTheEnginesOut: `go test -fuzz` builds every
+// package of its binary with coverage instrumentation, so nothing of the
+// Go build cache is reused for it. The API's fuzz target runs over the
+// in-memory stores; built with the tag apifuzz (make fuzz, CI) its binary
+// must not pull in kumo, the local cloud or an AWS service client, which
+// made that build the longest step of a CI run on a new machine.
+func TestTheFuzzBinaryLeavesTheEnginesOut(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-test", "-tags", "apifuzz", "./internal/api/")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/clubdev/club/internal/api", "go list listed the fuzz binary's packages")
+	for _, d := range deps {
+		heavy := strings.HasPrefix(d, "github.com/sivchari/kumo") ||
+			strings.HasPrefix(d, "github.com/aws/aws-sdk-go-v2/service/") ||
+			d == "github.com/clubdev/club/localcloud" || strings.HasPrefix(d, "github.com/clubdev/club/localcloud/")
+		require.False(t, heavy, "the fuzz binary (-tags apifuzz ./internal/api/) depends on %s: keep tests that need an engine in a file built with !apifuzz", d)
+	}
 }
