@@ -26,7 +26,7 @@ func BenchmarkRequestsPerEnrollment(b *testing.B) {
 			countRequests(b, product, rate, duration, true, bench.RequestVariant{
 				Name: "product",
 				Description: "infra/template.yaml: the stream polled four times a second, relay batches of up to 100 " +
-					"records, 10 events per PublishBatch, the batch's marks in one transaction; the notifier writes " +
+					"records, 10 events per PublishBatch, the batch's marks 25 rows per BatchWriteItem; the notifier writes " +
 					"its status once per step without reading and reads a batch's addresses at once; analytics and " +
 					"roster commit a batch of events and their inbox rows in one transaction",
 			}),

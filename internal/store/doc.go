@@ -128,8 +128,15 @@
 // values from a hash of the event id, so index writes spread over
 // partitions). MarkPublished sets status, published_at and ttl = published_at
 // + OutboxRetention and removes unpublished_shard, taking the row out of the
-// index, conditionally on status = pending. Pending rows have no ttl and are
-// never deleted. The relay's stream filter should select INSERT records only.
+// index, conditionally on status = pending. MarkAllPublished (a relay
+// batch) writes the same published rows whole with BatchWriteItem, 25 per
+// call, without a condition or a transaction: one write unit per row instead
+// of two. The promise holds because a mark is idempotent and outbox rows
+// never change but for it: a row the sweeper marked first is written again
+// as published (a later published_at), and a row left unmarked by a failed
+// call stays pending, is republished by the sweeper and deduplicated by the
+// consumers' inboxes. Pending rows have no ttl and are never deleted. The
+// relay's stream filter should select INSERT records only.
 //
 // Idempotency records expire CreatedAt + IdempotencyRetention (24 h by
 // default), inbox rows processed_at + InboxRetention (7 days). TTL deletes
