@@ -335,6 +335,14 @@ func (r *Report) requestsSection(p printer) {
 	if len(costs) > 1 && TotalUSD(costs[1]) > 0 {
 		p("%s ÷ %s: **×%.2f** (target ≤ ×0.70).\n\n", q.Variants[0].Name, q.Variants[1].Name, TotalUSD(costs[0])/TotalUSD(costs[1]))
 	}
+	p("Where the product's transactional items come from, per enrollment: the enrollment's own transaction, 5\n")
+	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); analytics,\n")
+	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, its inbox row, the\n")
+	p("roster entry and the class's as-of (one per class per batch). The relay's marks were a transaction (one item per\n")
+	p("enrollment, 2 units) and are now plain writes, 25 per BatchWriteItem (1 unit). The naive design writes only the\n")
+	p("enrollment's transaction in one; its consumers and relay write plainly but read and write more. The enrollment's\n")
+	p("5 items × 2 = 10 write units ($%.2f/M) and the notifier's 2 status writes are in both designs, so ×0.70 would need\n", 10*pr.DynamoDBWriteUnit)
+	p("the rest of the product to cost almost nothing; see internal/store's package doc for what each cut keeps.\n\n")
 	p("DynamoDB units by operation, per enrollment (write units / read units / items, of which in transactions):\n\n")
 	p("| operation |")
 	for _, v := range q.Variants {

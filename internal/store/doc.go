@@ -29,8 +29,8 @@
 //	entity        pk                             sk                     notes
 //	class         CLASS#<class_id>               CLASS                  capacity, seats_taken (the seat counter), class_teacher_id
 //	member        CLASS#<class_id>               MEMBER#<student_id>    the student's claim on a seat: unique per class and student
-//	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection
-//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at
+//	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection (read, no longer written)
+//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at, as_of (of the write)
 //	stats         CLASS#<class_id>               STATS                  enrollments_total, cancellations_total
 //	enrollment    ENROLLMENT#<enrollment_id>     ENROLLMENT             status, notification_*, captured_email (at_enrollment policy only)
 //	idempotency   IDEM#<caller>                  KEY#<key>              fingerprint, response_status, response_body; ttl
@@ -110,7 +110,13 @@
 // inbox row, then one update per touched item (counters of a class summed,
 // an enrollment and its cancellation on one roster entry merged), split in
 // halves above 100 items; a cancelled batch tells the caller to apply each
-// event with ApplyOnce.
+// event with ApplyOnce. The roster's as_of rides on the entries the
+// transaction writes anyway instead of on an item of its own (the reader
+// takes the latest), so a batch writes one item per class fewer: every item
+// of a transaction costs two write units. The inbox rows stay: they are what
+// makes a counter's increment happen once, and what recognises an event id
+// reused with other content (a roster entry keyed by enrollment would not
+// see an event moved to another class or enrollment).
 //
 // The notifier changes an enrollment's notification with one conditional
 // UpdateItem per step (ChangeNotification) and no read: "SET status = to
