@@ -337,9 +337,10 @@ func (r *Report) requestsSection(p printer) {
 	}
 	p("Where the product's transactional items come from, per enrollment: the enrollment's own transaction, 5\n")
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); analytics,\n")
-	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, its inbox row, the\n")
-	p("roster entry and the class's as-of (one per class per batch). The relay's marks were a transaction (one item per\n")
-	p("enrollment, 2 units) and are now plain writes, 25 per BatchWriteItem (1 unit). The naive design writes only the\n")
+	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, its inbox row and the\n")
+	p("roster entry. Cut: the class's roster as-of item (one per class per batch) is no longer written, as_of rides on the\n")
+	p("entries; the relay's marks were a transaction (one item per enrollment, 2 units) and are now plain writes, 25 per\n")
+	p("BatchWriteItem (1 unit). The naive design writes only the\n")
 	p("enrollment's transaction in one; its consumers and relay write plainly but read and write more. The enrollment's\n")
 	p("5 items × 2 = 10 write units ($%.2f/M) and the notifier's 2 status writes are in both designs, so ×0.70 would need\n", 10*pr.DynamoDBWriteUnit)
 	p("the rest of the product to cost almost nothing; see internal/store's package doc for what each cut keeps.\n\n")
