@@ -67,7 +67,7 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 
 	before := s.functionStats(b)
 	s.resetRequests(b)
-	s.meter(b)
+	s.meter(b, true)
 	ok, failed, firstErr := createdOf(attack(gen.targeter(s.file.APIURL), constant(rate), duration))
 	require.Zero(b, failed, "%s: every enrollment succeeds (first failure: %v)", v.Name, firstErr)
 	eventually(b, 3*time.Minute, "every enrollment mailed", func() bool { return s.mailStats(b).Accepted >= len(ok) })
@@ -78,6 +78,7 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 		}
 	}
 	v.Units = s.units(b)
+	s.meter(b, false)
 	after := s.functionStats(b)
 	v.Invocations = invocationsSince(invocationCounts(before), invocationCounts(after))
 	v.Functions = functionUse(before, after)

@@ -233,9 +233,10 @@ type functionStats struct {
 	PIDs        []int
 }
 
-// meter switches the local cloud's billing meter on (and resets it).
-func (s *stack) meter(tb testing.TB) {
-	s.call(tb, http.MethodPut, s.file.Endpoint+"/_club/units", map[string]bool{"enabled": true}, nil)
+// meter switches the local cloud's billing meter on or off (and resets
+// it): off, it costs the other benchmarks nothing.
+func (s *stack) meter(tb testing.TB, on bool) {
+	s.call(tb, http.MethodPut, s.file.Endpoint+"/_club/units", map[string]bool{"enabled": on}, nil)
 }
 
 // units reads the billing meter, leaving out what only the benchmark asked.
