@@ -26,13 +26,11 @@ func BenchmarkRequestsPerEnrollment(b *testing.B) {
 			countRequests(b, product, rate, duration, true, bench.RequestVariant{
 				Name: "product",
 				Description: "infra/template.yaml: the stream polled four times a second, relay batches of up to 100 " +
-					"records, 10 events per PublishBatch, the batch's marks in one transaction; the notifier writes " +
+					"records, 10 events per PublishBatch, the batch's marks 25 rows per BatchWriteItem; the notifier writes " +
 					"its status once per step without reading and reads a batch's addresses at once; analytics and " +
 					"roster commit a batch of events and their inbox rows in one transaction",
 			}),
 		}
-		res.Variants[0].TransactionItems = productTransactionItems(res.Variants[0])
-		res.Variants[0].BatchReadItems = notifierBatchReads
 		if !*naiveFlag {
 			continue
 		}
@@ -44,8 +42,6 @@ func BenchmarkRequestsPerEnrollment(b *testing.B) {
 			Name: "naive",
 			Description: "bench/testdata/naive: one relay invocation per outbox record, one SNS publish per event, and " +
 				"analytics and roster read a separate idempotency record before the effect and write it after",
-			TransactionItems: 5,                  // only the enrollment's own transaction; the relay marks row by row
-			BatchReadItems:   notifierBatchReads, // the notifier is the product's
 		}))
 		require.NoError(b, naive.close())
 	}
@@ -69,8 +65,9 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 	classes := s.classes(b, 10)
 	gen := s.enrollments(s.students(b, 100), classes)
 
-	before := s.invocations(b)
+	before := s.functionStats(b)
 	s.resetRequests(b)
+	s.meter(b, true)
 	ok, failed, firstErr := createdOf(attack(gen.targeter(s.file.APIURL), constant(rate), duration))
 	require.Zero(b, failed, "%s: every enrollment succeeds (first failure: %v)", v.Name, firstErr)
 	eventually(b, 3*time.Minute, "every enrollment mailed", func() bool { return s.mailStats(b).Accepted >= len(ok) })
@@ -80,7 +77,11 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 			v.Ops = append(v.Ops, op)
 		}
 	}
-	v.Invocations = invocationsSince(before, s.invocations(b))
+	v.Units = s.units(b)
+	s.meter(b, false)
+	after := s.functionStats(b)
+	v.Invocations = invocationsSince(invocationCounts(before), invocationCounts(after))
+	v.Functions = functionUse(before, after)
 	v.Enrollments = len(ok)
 	byID := map[string]created{}
 	for _, c := range ok {
@@ -100,26 +101,4 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 		require.Equal(b, len(ok), v.StatsTotal, "%s: every enrollment counted once", v.Name)
 	}
 	return v
-}
-
-// notifierBatchReads bounds the profiles the notifier reads per enrollment
-// with BatchGetItem: it reads each enrollment's profile once, in its batch's
-// BatchGetItem or, alone in its batch, with a GetItem (already counted), so
-// at most one.
-const notifierBatchReads = 1
-
-// productTransactionItems is what the product writes in transactions per
-// enrollment, at most: the enrollment (5 items), analytics (2) and roster
-// (3) — fewer when a batch's events share a class, whose counter and
-// roster as-of are written once — plus the outbox marks the relay made in
-// batches: every row is marked once, and the single marks are UpdateItem
-// calls beside the notifier's two.
-func productTransactionItems(v bench.RequestVariant) float64 {
-	var updates float64
-	for _, op := range v.Ops {
-		if op.Service == "dynamodb" && op.Operation == "UpdateItem" {
-			updates = float64(op.Count) / float64(max(v.Enrollments, 1))
-		}
-	}
-	return 10 + min(max(3-updates, 0), 1)
 }

@@ -15,8 +15,9 @@ type Prices struct {
 	SNSPublish float64
 	// SQS standard: per million requests (each 64 KB chunk).
 	SQSRequest float64
-	// Lambda: per million invocations (duration is not estimated here).
-	LambdaInvocation float64
+	// Lambda: per million invocations, and per GB-second of duration
+	// (arm64, billed per 1 ms).
+	LambdaInvocation, LambdaGBSecond float64
 	// API Gateway HTTP API: per million requests.
 	HTTPAPIRequest float64
 }
@@ -28,6 +29,7 @@ var ListPrices = Prices{
 	SNSPublish:        0.50,
 	SQSRequest:        0.40,
 	LambdaInvocation:  0.20,
+	LambdaGBSecond:    0.0000133334,
 	HTTPAPIRequest:    1.00,
 }
 
@@ -38,52 +40,83 @@ type CostLine struct {
 	USD   float64 // per million enrollments
 }
 
-// Cost estimates what a million enrollments cost in AWS requests for v:
-// DynamoDB by request units (every item ≤ 1 KB: a write is 1 unit, a
-// strongly consistent read 1, a transactional item 2 — TransactionItems
-// per enrollment — and each item of a BatchGetItem 1 — BatchReadItems per
-// enrollment), SNS, SQS and Lambda by request, and the HTTP API request. Data
-// transfer, storage, Lambda duration and CloudWatch are not included.
+// The items of a cost estimate, in the order Cost lists them.
+const (
+	CostWriteUnits  = "DynamoDB write request units"
+	CostReadUnits   = "DynamoDB read request units"
+	CostSNS         = "SNS publishes (64 KB chunks)"
+	CostSQS         = "SQS requests (64 KB chunks)"
+	CostInvocations = "Lambda invocations"
+	CostDuration    = "Lambda duration (GB-seconds)"
+	CostHTTPAPI     = "HTTP API requests"
+)
+
+// Cost prices a million enrollments of v from what the local cloud counted:
+// DynamoDB request units as the endpoint's meter billed them per item
+// (v.Units: item sizes rounded up per 1 KB written and 4 KB read,
+// transactional items twice), SNS publishes and SQS requests per 64 KB
+// chunk (v.Units), Lambda invocations and GB-seconds (v.Functions: billed
+// milliseconds × memory size), and the HTTP API request. Data transfer,
+// storage, index writes and CloudWatch are not included.
 func Cost(v RequestVariant, p Prices) []CostLine {
 	if v.Enrollments == 0 {
 		return nil
 	}
-	per := func(n int64) float64 { return float64(n) / float64(v.Enrollments) }
+	n := float64(v.Enrollments)
 	var wru, rru, sns, sqs float64
-	for _, op := range v.Ops {
-		switch op.Service {
+	for _, u := range v.Units {
+		switch u.Service {
 		case "dynamodb":
-			switch op.Operation {
-			case "TransactWriteItems":
-				// Priced below, by item.
-			case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem":
-				wru += per(op.Count)
-			case "BatchGetItem":
-				// Priced below, by item.
-			case "GetItem", "Query", "Scan":
-				rru += per(op.Count)
-			case "TransactGetItems":
-				rru += per(op.Count) * 2
-			}
+			wru += u.WriteUnits / n
+			rru += u.ReadUnits / n
 		case "sns":
-			if op.Operation == "Publish" || op.Operation == "PublishBatch" {
-				sns += per(op.Count)
+			if u.Operation == "Publish" || u.Operation == "PublishBatch" {
+				sns += float64(u.Billed) / n
 			}
 		case "sqs":
-			sqs += per(op.Count)
+			sqs += float64(u.Billed) / n
 		}
 	}
-	wru += 2 * v.TransactionItems
-	rru += v.BatchReadItems
-	lines := []CostLine{
-		{Item: "DynamoDB write request units", Units: wru, USD: wru * p.DynamoDBWriteUnit},
-		{Item: "DynamoDB read request units", Units: rru, USD: rru * p.DynamoDBReadUnit},
-		{Item: "SNS publishes", Units: sns, USD: sns * p.SNSPublish},
-		{Item: "SQS requests", Units: sqs, USD: sqs * p.SQSRequest},
-		{Item: "Lambda invocations", Units: v.InvocationsPerEnrollment(), USD: v.InvocationsPerEnrollment() * p.LambdaInvocation},
-		{Item: "HTTP API requests", Units: 1, USD: p.HTTPAPIRequest},
+	gbs := v.GBSecondsPerEnrollment()
+	inv := v.InvocationsPerEnrollment()
+	const million = 1e6
+	return []CostLine{
+		{Item: CostWriteUnits, Units: wru, USD: wru * p.DynamoDBWriteUnit},
+		{Item: CostReadUnits, Units: rru, USD: rru * p.DynamoDBReadUnit},
+		{Item: CostSNS, Units: sns, USD: sns * p.SNSPublish},
+		{Item: CostSQS, Units: sqs, USD: sqs * p.SQSRequest},
+		{Item: CostInvocations, Units: inv, USD: inv * p.LambdaInvocation},
+		{Item: CostDuration, Units: gbs, USD: gbs * p.LambdaGBSecond * million},
+		{Item: CostHTTPAPI, Units: 1, USD: p.HTTPAPIRequest},
 	}
-	return lines
+}
+
+// GBSecondsPerEnrollment is the Lambda duration the variant is billed per
+// enrollment: each function's billed milliseconds times its memory size.
+func (v RequestVariant) GBSecondsPerEnrollment() float64 {
+	if v.Enrollments == 0 {
+		return 0
+	}
+	var gbs float64
+	for _, f := range v.Functions {
+		gbs += float64(f.BilledMs) / 1000 * float64(f.MemoryMB) / 1024
+	}
+	return gbs / float64(v.Enrollments)
+}
+
+// TransactionItemsPerEnrollment is how many items the variant wrote in
+// transactions per enrollment, as the meter counted them.
+func (v RequestVariant) TransactionItemsPerEnrollment() float64 {
+	if v.Enrollments == 0 {
+		return 0
+	}
+	var n int64
+	for _, u := range v.Units {
+		if u.Service == "dynamodb" && u.Operation == "TransactWriteItems" {
+			n += u.TransactionItems
+		}
+	}
+	return float64(n) / float64(v.Enrollments)
 }
 
 // TotalUSD sums a cost estimate.

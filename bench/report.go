@@ -23,6 +23,7 @@ const (
 	TargetThroughput        = 300.0 // enrollments per second
 	TargetEndToEndP99       = 2 * time.Second
 	TargetRequestsPerEnroll = 8.0
+	TargetCostRatio         = 0.7 // product ÷ naive, per million enrollments
 	TargetDrainError        = 0.15
 	latencyPlotName         = "benchmarks-latency.png"
 	throughputPlotName      = "benchmarks-throughput.png"
@@ -145,6 +146,13 @@ func (r *Report) summary(p printer) {
 		}
 		p("| ≤ %.0f AWS requests per enrollment at steady load (%s) | %s | %s |\n",
 			TargetRequestsPerEnroll, v.Name, at, verdict(best <= TargetRequestsPerEnroll))
+	}
+	if q := r.Requests; q != nil && len(q.Variants) > 1 {
+		product, naive := TotalUSD(Cost(q.Variants[0], ListPrices)), TotalUSD(Cost(q.Variants[1], ListPrices))
+		if naive > 0 {
+			p("| cost per million enrollments ≤ ×%.2f the naive design's, priced in the same run | $%.2f vs $%.2f: ×%.2f | %s |\n",
+				TargetCostRatio, product, naive, product/naive, verdict(product/naive <= TargetCostRatio))
+		}
 	}
 	if o := r.Outage; o != nil {
 		p("| a %s outage with %d pending mails: nothing dead-lettered, each mail sent once, drained within the model | %.3f provider requests per pending mail per minute; drained in %s (model %s); dead letters %d, duplicates %d | %s |\n",
@@ -285,14 +293,20 @@ func (r *Report) requestsSection(p printer) {
 		d := Summarize(v.EndToEnd)
 		p(" %s / %s |", ms(d.P50), ms(d.P99))
 	}
-	p("\n\n### Estimated AWS cost per million enrollments\n\n")
+	p("\n\n### AWS cost per million enrollments\n\n")
+	p("What AWS bills is counted by the local cloud's endpoint from the requests and items that pass it\n")
+	p("(`PUT /_club/units {\"enabled\":true}`, then `GET /_club/units`; package localcloud/internal/billing): DynamoDB\n")
+	p("request units per item (its size rounded up per 1 KB written and per 4 KB read, half for an eventually consistent\n")
+	p("read, twice for each item of a transaction, each item of a batch on its own), SQS requests and SNS publishes\n")
+	p("per 64 KB chunk of payload. Lambda duration is each invocation's duration as the local runtime measured it,\n")
+	p("rounded up to 1 ms, times the function's MemorySize in the template (`/_club/stats`); the functions run on\n")
+	p("this machine, beside the local cloud, so their durations are this machine's.\n\n")
 	pr := ListPrices
 	p("Prices (US East, on-demand, no free tier): DynamoDB $%.3f per million write request units and $%.3f per million\n", pr.DynamoDBWriteUnit, pr.DynamoDBReadUnit)
 	p("read request units; SNS $%.2f per million publishes (deliveries to SQS free); SQS $%.2f per million requests;\n", pr.SNSPublish, pr.SQSRequest)
-	p("Lambda $%.2f per million invocations; API Gateway HTTP API $%.2f per million requests. Every item is taken as\n", pr.LambdaInvocation, pr.HTTPAPIRequest)
-	p("≤ 1 KB: a write is 1 unit, a strongly consistent read 1 (each item of a BatchGetItem too), each item of a\n")
-	p("transaction 2. Not included: Lambda\n")
-	p("duration, storage, streams (free for Lambda triggers), data transfer, logs and metrics.\n\n")
+	p("Lambda $%.2f per million invocations and $%.10f per GB-second (arm64); API Gateway HTTP API $%.2f per million\n", pr.LambdaInvocation, pr.LambdaGBSecond, pr.HTTPAPIRequest)
+	p("requests. Not included: global secondary index writes, storage, streams (free for Lambda triggers), data\n")
+	p("transfer, logs and metrics. Both designs are priced with the same prices from the same run.\n\n")
 	p("| item |")
 	for _, v := range q.Variants {
 		p(" %s (units/enrollment) | %s ($/M) |", v.Name, v.Name)
@@ -309,7 +323,7 @@ func (r *Report) requestsSection(p printer) {
 	for row := range costs[0] {
 		p("| %s |", costs[0][row].Item)
 		for i := range q.Variants {
-			p(" %.2f | %.2f |", costs[i][row].Units, costs[i][row].USD)
+			p(" %s | %.2f |", units(costs[i][row].Units), costs[i][row].USD)
 		}
 		p("\n")
 	}
@@ -318,10 +332,71 @@ func (r *Report) requestsSection(p printer) {
 		p(" | **$%.2f** |", TotalUSD(costs[i]))
 	}
 	p("\n\n")
+	if len(costs) > 1 && TotalUSD(costs[1]) > 0 {
+		p("%s ÷ %s: **×%.2f** (target ≤ ×0.70).\n\n", q.Variants[0].Name, q.Variants[1].Name, TotalUSD(costs[0])/TotalUSD(costs[1]))
+	}
+	p("Where the product's transactional items come from, per enrollment: the enrollment's own transaction, 5\n")
+	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); analytics,\n")
+	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, its inbox row and the\n")
+	p("roster entry. Cut: the class's roster as-of item (one per class per batch) is no longer written, as_of rides on the\n")
+	p("entries; the relay's marks were a transaction (one item per enrollment, 2 units) and are now plain writes, 25 per\n")
+	p("BatchWriteItem (1 unit). The naive design writes only the\n")
+	p("enrollment's transaction in one; its consumers and relay write plainly but read and write more. The enrollment's\n")
+	p("5 items × 2 = 10 write units ($%.2f/M) and the notifier's 2 status writes are in both designs, so ×0.70 would need\n", 10*pr.DynamoDBWriteUnit)
+	p("the rest of the product to cost almost nothing; see internal/store's package doc for what each cut keeps.\n\n")
+	p("DynamoDB units by operation, per enrollment (write units / read units / items, of which in transactions):\n\n")
+	p("| operation |")
 	for _, v := range q.Variants {
-		p("%s writes %.2f items per enrollment in transactions and reads at most %.2f with BatchGetItem.\n", v.Name, v.TransactionItems, v.BatchReadItems)
+		p(" %s |", v.Name)
+	}
+	p("\n|---|")
+	for range q.Variants {
+		p("---|")
 	}
 	p("\n")
+	for _, op := range mergeUnitOps(q.Variants) {
+		p("| %s |", op)
+		for _, v := range q.Variants {
+			n := float64(max(v.Enrollments, 1))
+			cell := "–"
+			for _, u := range v.Units {
+				if u.Service == "dynamodb" && u.Operation == op {
+					cell = fmt.Sprintf("%.2f / %.2f / %.2f", u.WriteUnits/n, u.ReadUnits/n, float64(u.Items)/n)
+					if u.TransactionItems > 0 {
+						cell += fmt.Sprintf(" (%.2f)", float64(u.TransactionItems)/n)
+					}
+				}
+			}
+			p(" %s |", cell)
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+// units formats a per-enrollment quantity: small ones (GB-seconds) with
+// their significant digits.
+func units(x float64) string {
+	if x != 0 && x < 0.01 {
+		return fmt.Sprintf("%.2g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// mergeUnitOps lists the DynamoDB operations the variants' meters billed.
+func mergeUnitOps(vs []RequestVariant) []string {
+	seen := map[string]bool{}
+	var ops []string
+	for _, v := range vs {
+		for _, u := range v.Units {
+			if u.Service == "dynamodb" && !seen[u.Operation] {
+				seen[u.Operation] = true
+				ops = append(ops, u.Operation)
+			}
+		}
+	}
+	slices.Sort(ops)
+	return ops
 }
 
 func (r *Report) drainSection(p printer) {

@@ -196,6 +196,26 @@ type OpCount struct {
 	Count     int64  `json:"count"`
 }
 
+// UnitCount is one row of the local cloud's billing meter (package
+// localcloud/internal/billing): what one operation was billed.
+type UnitCount struct {
+	Service          string  `json:"service"`
+	Operation        string  `json:"operation"`
+	Requests         int64   `json:"requests"`
+	WriteUnits       float64 `json:"write_units"`
+	ReadUnits        float64 `json:"read_units"`
+	Items            int64   `json:"items"`
+	TransactionItems int64   `json:"transaction_items"`
+	Billed           int64   `json:"billed"`
+}
+
+// FunctionUse is what a function's invocations in a run are billed by: the
+// sum of their durations, each rounded up to 1 ms, and the memory size.
+type FunctionUse struct {
+	BilledMs int64
+	MemoryMB int
+}
+
 // RequestsResult is benchmark 3: AWS requests per enrollment, by operation,
 // for the product design and the naive one.
 type RequestsResult struct {
@@ -213,15 +233,12 @@ type RequestVariant struct {
 	// makes them in-process, so the request counter does not see them;
 	// AWS bills them).
 	Invocations map[string]int64
-	// TransactionItems is how many items this design writes in
-	// transactions per enrollment (a cost input: each costs two write
-	// units); the counter sees calls, not items, so the benchmark derives
-	// it from the design.
-	TransactionItems float64
-	// BatchReadItems is how many items this design reads with
-	// BatchGetItem per enrollment (a cost input: each is a read unit),
-	// derived from the design for the same reason.
-	BatchReadItems float64
+	// Units are what AWS bills for the requests, counted by the local
+	// cloud's endpoint per request and item (GET /_club/units).
+	Units []UnitCount
+	// Functions are the billed durations and memory sizes of the functions
+	// invoked, from the local cloud's runtime (/_club/stats).
+	Functions map[string]FunctionUse
 	// RosterEntries and StatsTotal are the effects counted afterwards;
 	// each should equal Enrollments.
 	RosterEntries, StatsTotal int

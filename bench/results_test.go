@@ -122,29 +122,45 @@ func TestBacklogCurveAndDrainEnd(t *testing.T) {
 func TestCostPricesEachRequestClass(t *testing.T) {
 	t.Parallel()
 	v := bench.RequestVariant{
-		Enrollments: 10, TransactionItems: 4,
+		Enrollments: 10,
 		Ops: []bench.OpCount{
-			{Service: "dynamodb", Operation: "TransactWriteItems", Count: 10}, // 4 items an enrollment: 8 units
-			{Service: "dynamodb", Operation: "UpdateItem", Count: 20},
-			{Service: "dynamodb", Operation: "GetItem", Count: 30},
-			{Service: "sns", Operation: "Publish", Count: 10},
+			{Service: "dynamodb", Operation: "TransactWriteItems", Count: 10},
 			{Service: "sqs", Operation: "ReceiveMessage", Count: 5},
 			{Service: "sqs", Operation: "DeleteMessageBatch", Count: 5},
+			{Service: "sns", Operation: "PublishBatch", Count: 1},
+			{Service: "sns", Operation: "Subscribe", Count: 1},
+		},
+		Units: []bench.UnitCount{
+			{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 10, WriteUnits: 84, Items: 40, TransactionItems: 40},
+			{Service: "dynamodb", Operation: "UpdateItem", Requests: 20, WriteUnits: 20, Items: 20},
+			{Service: "dynamodb", Operation: "GetItem", Requests: 30, ReadUnits: 15, Items: 30},
+			{Service: "sns", Operation: "PublishBatch", Requests: 1, Billed: 2},
+			{Service: "sns", Operation: "Subscribe", Requests: 1, Billed: 1}, // not a publish
+			{Service: "sqs", Operation: "ReceiveMessage", Requests: 5, Billed: 6},
+			{Service: "sqs", Operation: "DeleteMessageBatch", Requests: 5, Billed: 5},
 		},
 		Invocations: map[string]int64{"api": 10, "relay": 1},
+		Functions: map[string]bench.FunctionUse{
+			"api":   {BilledMs: 10 * 4, MemoryMB: 256}, // 0.04 s × 0.25 GB
+			"relay": {BilledMs: 1000, MemoryMB: 1024},  // 1 s × 1 GB
+		},
 	}
-	require.InDelta(t, 8.0, v.PerEnrollment(), 1e-9)
+	require.InDelta(t, 2.2, v.PerEnrollment(), 1e-9)
 	require.InDelta(t, 1.1, v.InvocationsPerEnrollment(), 1e-9)
+	require.InDelta(t, 4, v.TransactionItemsPerEnrollment(), 1e-9)
+	gbs := (0.04*0.25 + 1*1) / 10
+	require.InDelta(t, gbs, v.GBSecondsPerEnrollment(), 1e-12)
 	lines := bench.Cost(v, bench.ListPrices)
 	units := map[string]float64{}
 	for _, l := range lines {
 		units[l.Item] = l.Units
 	}
-	require.InDelta(t, 8+2, units["DynamoDB write request units"], 1e-9)
-	require.InDelta(t, 3, units["DynamoDB read request units"], 1e-9)
-	require.InDelta(t, 1, units["SNS publishes"], 1e-9)
-	require.InDelta(t, 1, units["SQS requests"], 1e-9)
-	want := 10*0.625 + 3*0.125 + 1*0.50 + 1*0.40 + 1.1*0.20 + 1*1.00
+	require.InDelta(t, 8.4+2, units[bench.CostWriteUnits], 1e-9)
+	require.InDelta(t, 1.5, units[bench.CostReadUnits], 1e-9)
+	require.InDelta(t, 0.2, units[bench.CostSNS], 1e-9)
+	require.InDelta(t, 1.1, units[bench.CostSQS], 1e-9)
+	require.InDelta(t, gbs, units[bench.CostDuration], 1e-12)
+	want := 10.4*0.625 + 1.5*0.125 + 0.2*0.50 + 1.1*0.40 + 1.1*0.20 + gbs*0.0000133334*1e6 + 1*1.00
 	require.InDelta(t, want, bench.TotalUSD(lines), 1e-9)
 	require.Nil(t, bench.Cost(bench.RequestVariant{}, bench.ListPrices))
 }
@@ -181,8 +197,12 @@ func sampleReport() *bench.Report {
 			Ops: ops, Invocations: map[string]int64{"api": 3000}, Timeline: timeline,
 		},
 		Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
-			{Name: "product", Enrollments: 1000, Ops: ops, TransactionItems: 3.3, Invocations: map[string]int64{"api": 1000}},
-			{Name: "naive", Enrollments: 1000, Ops: append(ops, bench.OpCount{Service: "dynamodb", Operation: "GetItem", Count: 2000}), TransactionItems: 5},
+			{Name: "product", Enrollments: 1000, Ops: ops, Invocations: map[string]int64{"api": 1000},
+				Units:     []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 6600, Items: 3300, TransactionItems: 3300}},
+				Functions: map[string]bench.FunctionUse{"api": {BilledMs: 5000, MemoryMB: 256}}},
+			{Name: "naive", Enrollments: 1000, Ops: append(ops, bench.OpCount{Service: "dynamodb", Operation: "GetItem", Count: 2000}),
+				Units: []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 10000, Items: 5000, TransactionItems: 5000},
+					{Service: "dynamodb", Operation: "GetItem", Requests: 2000, ReadUnits: 2000, Items: 2000}}},
 		}},
 		Drain: &bench.DrainResult{ProviderRate: 100, ArrivalRate: 80, SurgeRate: 250, Surge: 4 * time.Second,
 			Backlog: 600, Measured: 31 * time.Second, Enrollments: 4000, Mails: 4000, Curve: curve},

@@ -228,7 +228,42 @@ func (s *stack) requests(tb testing.TB) []bench.OpCount {
 
 type functionStats struct {
 	Invocations int64
+	BilledMs    int64
+	MemoryMB    int
 	PIDs        []int
+}
+
+// meter switches the local cloud's billing meter on or off (and resets
+// it): off, it costs the other benchmarks nothing.
+func (s *stack) meter(tb testing.TB, on bool) {
+	s.call(tb, http.MethodPut, s.file.Endpoint+"/_club/units", map[string]bool{"enabled": on}, nil)
+}
+
+// units reads the billing meter, leaving out what only the benchmark asked.
+func (s *stack) units(tb testing.TB) []bench.UnitCount {
+	var out struct {
+		Units []bench.UnitCount `json:"units"`
+	}
+	s.call(tb, http.MethodGet, s.file.Endpoint+"/_club/units", nil, &out)
+	kept := out.Units[:0]
+	for _, u := range out.Units {
+		if !pipelineIgnores[u.Service+" "+u.Operation] {
+			kept = append(kept, u)
+		}
+	}
+	return kept
+}
+
+// functionUse is what each function was billed between two snapshots of
+// its stats.
+func functionUse(before, after map[string]functionStats) map[string]bench.FunctionUse {
+	out := map[string]bench.FunctionUse{}
+	for name, st := range after {
+		if d := st.BilledMs - before[name].BilledMs; d > 0 {
+			out[name] = bench.FunctionUse{BilledMs: d, MemoryMB: st.MemoryMB}
+		}
+	}
+	return out
 }
 
 func (s *stack) functionStats(tb testing.TB) map[string]functionStats {
@@ -240,8 +275,12 @@ func (s *stack) functionStats(tb testing.TB) map[string]functionStats {
 }
 
 func (s *stack) invocations(tb testing.TB) map[string]int64 {
+	return invocationCounts(s.functionStats(tb))
+}
+
+func invocationCounts(stats map[string]functionStats) map[string]int64 {
 	out := map[string]int64{}
-	for name, st := range s.functionStats(tb) {
+	for name, st := range stats {
 		out[name] = st.Invocations
 	}
 	return out

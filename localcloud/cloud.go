@@ -28,6 +28,7 @@ import (
 	"github.com/clubdev/club/localcloud/alarms"
 	"github.com/clubdev/club/localcloud/engine"
 	"github.com/clubdev/club/localcloud/gateway"
+	"github.com/clubdev/club/localcloud/internal/billing"
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
 	"github.com/clubdev/club/localcloud/internal/esm"
 	"github.com/clubdev/club/localcloud/internal/front"
@@ -179,6 +180,8 @@ type Cloud struct {
 
 	engine  dataPlane
 	counter *front.Counter
+	// meter counts billed units when switched on (GET /_club/units).
+	meter *billing.Meter
 	// queueAges watches the SQS calls to know each queue's oldest message
 	// without receiving (GET /_club/queues/age).
 	queueAges *sqsage.Tracker
@@ -220,7 +223,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), streams: ddbstream.NewLog()}
+	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog()}
 	s := &startup{ctx: ctx, begin: time.Now()}
 	defer func() {
 		if s.cancelReady != nil {
@@ -384,6 +387,7 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		recorderOpts = append(recorderOpts, ddbstream.WithEngineRecords(f.EngineExclusive))
 	}
 	c.front = f
+	c.meter.SetEngine(f.Kumo())
 	c.queueAges = sqsage.New(f.Kumo(), nil)
 	recorder := ddbstream.NewRecorder(c.streams, f.Kumo(), recorderOpts...)
 	if cfg.Engine == EngineMoto {
@@ -420,7 +424,7 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		Control:       c.controlHandler(),
 		Fallback:      sqsRoute,
 	})
-	c.endpoint = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	c.endpoint = &http.Server{Handler: c.meter.Wrap(f), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(s.endpointLn) }()
 	return nil
 }

@@ -27,12 +27,14 @@ type EndpointStats struct {
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
-// request counts (GET, and DELETE to reset), stats, readiness, the age of a
+// request counts (GET, and DELETE to reset), billed units (package
+// billing: GET, PUT to switch on, DELETE to reset), stats, readiness, the age of a
 // queue's oldest message read without receiving (package sqsage) and the
 // fault-injection control (faults.go).
 func (c *Cloud) controlHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/_club/requests", c.counter)
+	mux.Handle("/_club/units", c.meter)
 	faults := faultControl()
 	mux.Handle("/_club/faults", faults)
 	mux.Handle("/_club/faults/hit", faults)

@@ -27,13 +27,13 @@ func (m *batchMarker) MarkPublished(ctx context.Context, eventID string, at time
 	return m.Marker.MarkPublished(ctx, eventID, at)
 }
 
-func (m *batchMarker) MarkAllPublished(ctx context.Context, eventIDs []string, at time.Time) error {
+func (m *batchMarker) MarkAllPublished(ctx context.Context, rows []outbox.Row, at time.Time) error {
 	m.batches.Add(1)
-	for i, id := range eventIDs {
+	for i, row := range rows {
 		if m.fail && i == 1 {
 			return errors.New("transaction cancelled")
 		}
-		if err := m.Marker.MarkPublished(ctx, id, at); err != nil {
+		if err := m.Marker.MarkPublished(ctx, row.EventID, at); err != nil {
 			return err
 		}
 	}

@@ -43,8 +43,12 @@
 //
 // One sns:Publish and one dynamodb:UpdateItem: 2 calls. With SNS_PUBLISH_BATCH
 // on, PublishBatch carries up to 10 messages, and the rows of a stream batch
-// that were published are marked together (MarkAllPublished: up to 100 in
-// one TransactWriteItems): 1/10 + 1/n calls for a batch of n rows. Lambda
+// that were published are marked together (MarkAllPublished: up to 25 rows
+// per BatchWriteItem, each written whole as published): 1/10 + 1/25 calls
+// per row for a batch of 25 or more. The marks are not a transaction: nothing
+// needs them to be atomic (a row left unmarked is republished by the
+// sweeper and deduplicated by the consumers' inboxes), and a transactional
+// item costs two write units where a plain write costs one. Lambda
 // polls the stream four times a second, so under steady load a batch holds a
 // quarter second of enrollments. A workflow row costs one
 // states:StartExecution, a job row one sqs:SendMessage, plus its mark. A mark

@@ -156,11 +156,12 @@ func (r *Relay) Publish(ctx context.Context, rows []outbox.Row) (int, error) {
 }
 
 // BatchMarker is implemented by outbox stores that can mark many rows
-// published in few requests. MarkAllPublished marks every row or, on any
-// error, may have marked some of them: marking is idempotent, so the relay
-// then marks them one by one.
+// published in few requests. MarkAllPublished is given the rows as they
+// were published (a store may write them whole) and marks every row or, on
+// any error, may have marked some of them: marking is idempotent, so the
+// relay then marks them one by one.
 type BatchMarker interface {
-	MarkAllPublished(ctx context.Context, eventIDs []string, at time.Time) error
+	MarkAllPublished(ctx context.Context, rows []outbox.Row, at time.Time) error
 }
 
 // markAll marks rows published — all at once when the outbox is a
@@ -168,11 +169,7 @@ type BatchMarker interface {
 // how many rows from the start are marked and the first error in row order.
 func (r *Relay) markAll(ctx context.Context, rows []outbox.Row, at time.Time) (int, error) {
 	if bm, ok := r.outbox.(BatchMarker); ok && len(rows) > 1 {
-		ids := make([]string, len(rows))
-		for i, row := range rows {
-			ids[i] = row.EventID
-		}
-		err := bm.MarkAllPublished(ctx, ids, at)
+		err := bm.MarkAllPublished(ctx, rows, at)
 		if err == nil {
 			return len(rows), nil
 		}

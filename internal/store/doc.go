@@ -29,8 +29,8 @@
 //	entity        pk                             sk                     notes
 //	class         CLASS#<class_id>               CLASS                  capacity, seats_taken (the seat counter), class_teacher_id
 //	member        CLASS#<class_id>               MEMBER#<student_id>    the student's claim on a seat: unique per class and student
-//	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection
-//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at
+//	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection (read, no longer written)
+//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at, as_of (of the write)
 //	stats         CLASS#<class_id>               STATS                  enrollments_total, cancellations_total
 //	enrollment    ENROLLMENT#<enrollment_id>     ENROLLMENT             status, notification_*, captured_email (at_enrollment policy only)
 //	idempotency   IDEM#<caller>                  KEY#<key>              fingerprint, response_status, response_body; ttl
@@ -110,7 +110,13 @@
 // inbox row, then one update per touched item (counters of a class summed,
 // an enrollment and its cancellation on one roster entry merged), split in
 // halves above 100 items; a cancelled batch tells the caller to apply each
-// event with ApplyOnce.
+// event with ApplyOnce. The roster's as_of rides on the entries the
+// transaction writes anyway instead of on an item of its own (the reader
+// takes the latest), so a batch writes one item per class fewer: every item
+// of a transaction costs two write units. The inbox rows stay: they are what
+// makes a counter's increment happen once, and what recognises an event id
+// reused with other content (a roster entry keyed by enrollment would not
+// see an event moved to another class or enrollment).
 //
 // The notifier changes an enrollment's notification with one conditional
 // UpdateItem per step (ChangeNotification) and no read: "SET status = to
@@ -128,8 +134,15 @@
 // values from a hash of the event id, so index writes spread over
 // partitions). MarkPublished sets status, published_at and ttl = published_at
 // + OutboxRetention and removes unpublished_shard, taking the row out of the
-// index, conditionally on status = pending. Pending rows have no ttl and are
-// never deleted. The relay's stream filter should select INSERT records only.
+// index, conditionally on status = pending. MarkAllPublished (a relay
+// batch) writes the same published rows whole with BatchWriteItem, 25 per
+// call, without a condition or a transaction: one write unit per row instead
+// of two. The promise holds because a mark is idempotent and outbox rows
+// never change but for it: a row the sweeper marked first is written again
+// as published (a later published_at), and a row left unmarked by a failed
+// call stays pending, is republished by the sweeper and deduplicated by the
+// consumers' inboxes. Pending rows have no ttl and are never deleted. The
+// relay's stream filter should select INSERT records only.
 //
 // Idempotency records expire CreatedAt + IdempotencyRetention (24 h by
 // default), inbox rows processed_at + InboxRetention (7 days). TTL deletes

@@ -144,9 +144,11 @@ func (s *Inbox) transactItems(consumer string, batch []projection.Application) (
 // effectWrites translates effects into updates of the club table, one per
 // item, because a transaction may touch each item only once: the effects
 // on one roster entry are merged (an enrollment and its cancellation in one
-// batch), counter effects on one class are summed, and the roster's as-of is
-// written once per class. Two effects that set one attribute of an item to
-// different values are refused.
+// batch) and counter effects on one class are summed. The roster's as-of is
+// written on each entry the batch touches, not on an item of its own: the
+// reader takes the latest, and a class's batch writes one item fewer. Two
+// effects that set one attribute of an item to different values are
+// refused.
 func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWriteItem, error) {
 	asOf := formatTime(s.now())
 	sets := &itemSets{}
@@ -157,21 +159,17 @@ func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWrite
 		case projection.AddToRoster:
 			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
 			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
-				"student_id", eff.StudentID, "enrolled_at", formatTime(eff.EnrolledAt))
+				"student_id", eff.StudentID, "enrolled_at", formatTime(eff.EnrolledAt), "as_of", asOf)
 			if err != nil {
 				return nil, err
 			}
-			pk, sk = rosterMetaKey(eff.ClassID)
-			_ = sets.set(pk, sk, "entity", "roster", "class_id", eff.ClassID, "as_of", asOf)
 		case projection.RemoveFromRoster:
 			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
 			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
-				"cancelled_at", formatTime(eff.CancelledAt))
+				"cancelled_at", formatTime(eff.CancelledAt), "as_of", asOf)
 			if err != nil {
 				return nil, err
 			}
-			pk, sk = rosterMetaKey(eff.ClassID)
-			_ = sets.set(pk, sk, "entity", "roster", "class_id", eff.ClassID, "as_of", asOf)
 		case projection.CountStats:
 			if st, ok := stats[eff.ClassID]; ok {
 				st.Enrollments += eff.Enrollments

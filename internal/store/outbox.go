@@ -126,23 +126,57 @@ func (s *Outbox) publishedUpdate(eventID string, at time.Time) *types.Update {
 // maxTransactItems is DynamoDB's limit of items in one transaction.
 const maxTransactItems = 100
 
-// MarkAllPublished marks rows published as MarkPublished does, each
-// conditional on being pending, up to 100 rows per TransactWriteItems: one
-// request for a relay batch instead of one per row. A transaction whose
-// condition fails for a row (already marked by the sweeper, or missing)
-// writes nothing and is reported as an error, as is any other failure;
-// transactions before it stay committed, and marking again is harmless (see
-// relay.BatchMarker). A transactional write costs twice a plain one in
-// request units: fewer requests, not fewer units.
-func (s *Outbox) MarkAllPublished(ctx context.Context, eventIDs []string, at time.Time) error {
-	for start := 0; start < len(eventIDs); start += maxTransactItems {
-		chunk := eventIDs[start:min(len(eventIDs), start+maxTransactItems)]
-		items := make([]types.TransactWriteItem, len(chunk))
-		for i, id := range chunk {
-			items[i] = types.TransactWriteItem{Update: s.publishedUpdate(id, at)}
+// maxBatchWriteItems is DynamoDB's limit of items in one BatchWriteItem.
+const maxBatchWriteItems = 25
+
+// batchWriteAttempts bounds the BatchWriteItem calls for one chunk whose
+// items come back unprocessed (throttling).
+const batchWriteAttempts = 5
+
+// MarkAllPublished marks a relay batch of rows published, 25 rows per
+// BatchWriteItem: each row is written whole, as MarkPublished leaves it
+// (status published, published_at, the expiry, out of the "unpublished"
+// index), from the row the relay published. It is not a transaction and
+// has no condition: a transactional item costs two write units and a plain
+// one one, and nothing needs the marks of a batch to be atomic. Marking is
+// idempotent: a row the sweeper marked first is marked again with a later
+// published_at, and outbox rows never change otherwise, so writing the whole
+// row loses nothing. Items still unprocessed after a few attempts are an
+// error (some rows may be marked): the relay then marks row by row (see
+// relay.BatchMarker).
+func (s *Outbox) MarkAllPublished(ctx context.Context, rows []outbox.Row, at time.Time) error {
+	at = at.UTC()
+	table := s.cfg.OutboxTable
+	for start := 0; start < len(rows); start += maxBatchWriteItems {
+		chunk := rows[start:min(len(rows), start+maxBatchWriteItems)]
+		writes := make([]types.WriteRequest, len(chunk))
+		for i, r := range chunk {
+			item, err := attributevalue.MarshalMap(outboxItem{
+				EventID: r.EventID, Type: string(r.Type), AggregateID: r.AggregateID,
+				Payload: string(r.Payload), CreatedAt: formatTime(r.CreatedAt),
+				Status: string(outbox.StatusPublished), PublishedAt: formatTime(at),
+				TTL: expiry(at.Add(s.cfg.OutboxRetention)),
+			})
+			if err != nil {
+				return fmt.Errorf("mark outbox row %s published: %w", r.EventID, err)
+			}
+			writes[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 		}
-		if err := s.transact(ctx, items); err != nil {
-			return fmt.Errorf("mark %d outbox rows published: %w", len(chunk), err)
+		for attempt := 1; len(writes) > 0; attempt++ {
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: writes}})
+			if err != nil {
+				return fmt.Errorf("mark %d outbox rows published: %w", len(writes), err)
+			}
+			writes = out.UnprocessedItems[table]
+			if len(writes) == 0 {
+				break
+			}
+			if attempt == batchWriteAttempts {
+				return fmt.Errorf("mark outbox rows published: %d rows unprocessed after %d attempts: %w", len(writes), attempt, club.ErrContention)
+			}
+			if err := sleep(ctx, backoff(attempt)); err != nil {
+				return fmt.Errorf("mark outbox rows published: %w", err)
+			}
 		}
 	}
 	return nil

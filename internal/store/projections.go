@@ -13,8 +13,9 @@ import (
 	"github.com/clubdev/club/internal/club/projection"
 )
 
-// rosterItem is both the roster's meta item (sk "ROSTER", with as_of) and its
-// entries (sk "ROSTER#<enrollment id>").
+// rosterItem is a roster entry (sk "ROSTER#<enrollment id>") or the meta
+// item (sk "ROSTER") that held as_of before the entries did; both carry
+// as_of, the time of the projection's write.
 type rosterItem struct {
 	SK          string `dynamodbav:"sk"`
 	StudentID   string `dynamodbav:"student_id"`
@@ -33,9 +34,10 @@ type Projections struct{ *base }
 
 var _ projection.Reader = (*Projections)(nil)
 
-// Roster reads the class's partition for the meta item and every entry in one
-// paginated query (strongly consistent), and lists the entries that were
-// added and not removed.
+// Roster reads every entry of the class's partition in one paginated query
+// (strongly consistent), lists the entries that were added and not removed,
+// and takes as the roster's as-of the latest as_of among them (and the meta
+// item's, which rosters written before the entries carried it have).
 func (s *Projections) Roster(ctx context.Context, classID string) (projection.Roster, error) {
 	pk, metaSK := rosterMetaKey(classID)
 	r := projection.Roster{ClassID: classID, Students: []projection.Student{}}
@@ -57,11 +59,16 @@ func (s *Projections) Roster(ctx context.Context, classID string) (projection.Ro
 			if err := attributevalue.UnmarshalMap(item, &it); err != nil {
 				return projection.Roster{}, fmt.Errorf("decode roster of class %s: %w", classID, err)
 			}
-			switch {
-			case it.SK == metaSK:
-				if r.AsOf, err = parseTime("as_of", it.AsOf); err != nil {
+			if it.AsOf != "" {
+				asOf, err := parseTime("as_of", it.AsOf)
+				if err != nil {
 					return projection.Roster{}, fmt.Errorf("decode roster of class %s: %w", classID, err)
 				}
+				if asOf.After(r.AsOf) {
+					r.AsOf = asOf
+				}
+			}
+			switch {
 			case strings.HasPrefix(it.SK, rosterEntryPrefix) && it.EnrolledAt != "" && it.CancelledAt == "":
 				at, err := parseTime("enrolled_at", it.EnrolledAt)
 				if err != nil {

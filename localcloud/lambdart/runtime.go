@@ -97,9 +97,14 @@ type FunctionStats struct {
 	Crashes     uint64 // processes that exited on their own (held an invocation or not)
 	Restarts    uint64 // processes started after the first one of each slot
 	Timeouts    uint64 // invocations that exceeded the function's timeout
-	Busy        int    // processes running an invocation now
-	Idle        int    // processes waiting for an invocation now
-	Queued      int    // invocations waiting for a free process now
+	// BilledMs sums the durations of the invocations a process ran, each
+	// rounded up to the millisecond as Lambda bills them; MemoryMB is the
+	// function's memory size (GB-seconds = BilledMs/1000 × MemoryMB/1024).
+	BilledMs uint64
+	MemoryMB int
+	Busy     int // processes running an invocation now
+	Idle     int // processes waiting for an invocation now
+	Queued   int // invocations waiting for a free process now
 	// MaxConcurrency is the largest number of invocations seen running at
 	// once since the function was added.
 	MaxConcurrency int
@@ -344,6 +349,7 @@ func (r *Runtime) Stats() map[string]FunctionStats {
 	out := make(map[string]FunctionStats, len(r.functions))
 	for name, fn := range r.functions {
 		st := fn.stats
+		st.MemoryMB = fn.cfg.MemoryMB
 		st.Busy = fn.busy
 		st.Idle = len(fn.idle)
 		st.Queued = len(fn.pending)

@@ -77,6 +77,29 @@ func RunInbox(t *testing.T, newPorts Factory) {
 		require.Equal(t, projection.Stats{ClassID: "c-1", EnrollmentsTotal: 1}, st)
 	})
 
+	t.Run("the roster's as-of is its latest write, a cancellation included", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		roster := projection.NewRosterProjector(p.Inbox)
+		before := time.Now().Add(-time.Second)
+		require.NoError(t, roster.Apply(ctx, created(t, "c-asof", "e-1", "s-1", t0)))
+		r, err := p.Projections.Roster(ctx, "c-asof")
+		require.NoError(t, err)
+		first := r.AsOf
+		require.True(t, first.After(before), "as-of %v is the write's time", first)
+
+		// Another class's write does not move it; a cancellation does not
+		// move it back.
+		require.NoError(t, roster.Apply(ctx, created(t, "c-other", "e-9", "s-9", t0)))
+		require.NoError(t, roster.Apply(ctx, cancelled(t, "c-asof", "e-1", "s-1", t0.Add(time.Minute))))
+		r, err = p.Projections.Roster(ctx, "c-asof")
+		require.NoError(t, err)
+		require.Empty(t, r.Students)
+		require.False(t, r.AsOf.Before(first), "as-of %v went back from %v", r.AsOf, first)
+		require.True(t, r.AsOf.Before(time.Now().Add(time.Second)))
+	})
+
 	t.Run("same id with other content is a contract conflict", func(t *testing.T) {
 		t.Parallel()
 		p := newPorts(t)

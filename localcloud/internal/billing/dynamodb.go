@@ -1,0 +1,277 @@
+package billing
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/clubdev/club/localcloud/internal/httptee"
+)
+
+type keyRef struct {
+	TableName string          `json:"TableName"`
+	Key       json.RawMessage `json:"Key"`
+}
+
+type writeRequest struct {
+	TableName      string          `json:"TableName"`
+	Item           Item            `json:"Item"`
+	Key            json.RawMessage `json:"Key"`
+	ConsistentRead bool            `json:"ConsistentRead"`
+	TransactItems  []struct {
+		Put            *writeRequest `json:"Put"`
+		Update         *keyRef       `json:"Update"`
+		Delete         *keyRef       `json:"Delete"`
+		ConditionCheck *keyRef       `json:"ConditionCheck"`
+		Get            *keyRef       `json:"Get"`
+	} `json:"TransactItems"`
+	RequestItems map[string]json.RawMessage `json:"RequestItems"`
+}
+
+type batchWrite []struct {
+	PutRequest    *struct{ Item Item }           `json:"PutRequest"`
+	DeleteRequest *struct{ Key json.RawMessage } `json:"DeleteRequest"`
+}
+
+type batchGet struct {
+	Keys           []json.RawMessage `json:"Keys"`
+	ConsistentRead bool              `json:"ConsistentRead"`
+}
+
+// beforeImages are the sizes of items as they were before a write, by
+// table and key.
+type beforeImages map[string]int
+
+func refID(table string, key json.RawMessage) string { return table + "\x00" + string(key) }
+
+// imagesBefore reads the items a write deletes or checks, before it runs.
+func (m *Meter) imagesBefore(operation string, body []byte) beforeImages {
+	var refs []keyRef
+	var req writeRequest
+	switch operation {
+	case "DeleteItem", "TransactWriteItems", "BatchWriteItem":
+		if json.Unmarshal(body, &req) != nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	switch operation {
+	case "DeleteItem":
+		refs = append(refs, keyRef{req.TableName, req.Key})
+	case "TransactWriteItems":
+		for _, ti := range req.TransactItems {
+			for _, k := range []*keyRef{ti.Delete, ti.ConditionCheck} {
+				if k != nil {
+					refs = append(refs, *k)
+				}
+			}
+		}
+	case "BatchWriteItem":
+		for table, raw := range req.RequestItems {
+			var ws batchWrite
+			_ = json.Unmarshal(raw, &ws)
+			for _, w := range ws {
+				if w.DeleteRequest != nil {
+					refs = append(refs, keyRef{table, w.DeleteRequest.Key})
+				}
+			}
+		}
+	}
+	out := beforeImages{}
+	for _, k := range refs {
+		out[refID(k.TableName, k.Key)] = m.itemSize(k)
+	}
+	return out
+}
+
+// itemSize reads an item from the engine (strongly consistent, without
+// being metered) and returns its size, 0 when it is missing or unreadable.
+func (m *Meter) itemSize(k keyRef) int {
+	if m.engine == nil {
+		return 0
+	}
+	body, _ := json.Marshal(map[string]any{"TableName": k.TableName, "Key": k.Key, "ConsistentRead": true})
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=billing/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
+	rec := httptest.NewRecorder()
+	m.engine.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return 0
+	}
+	var out struct{ Item Item }
+	if json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+		return 0
+	}
+	return ItemSize(out.Item)
+}
+
+// billed says whether AWS bills a DynamoDB answer: a success, or a write
+// refused by its condition.
+func billed(tee *httptee.Writer) bool {
+	if tee.Status() == http.StatusOK {
+		return true
+	}
+	if tee.Status() != http.StatusBadRequest {
+		return false
+	}
+	b := tee.Body.Bytes()
+	return bytes.Contains(b, []byte("ConditionalCheckFailed")) || bytes.Contains(b, []byte("TransactionCanceled"))
+}
+
+// dynamoDB fills line with the units of one DynamoDB call.
+func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before beforeImages) {
+	if !billed(tee) {
+		return
+	}
+	var req writeRequest
+	if json.Unmarshal(body, &req) != nil {
+		return
+	}
+	answer := tee.Body.Bytes()
+	ok := tee.Status() == http.StatusOK
+	switch line.Operation {
+	case "PutItem":
+		line.WriteUnits, line.Items = WriteUnits(ItemSize(req.Item)), 1
+	case "UpdateItem":
+		line.WriteUnits, line.Items = WriteUnits(m.itemSize(keyRef{req.TableName, req.Key})), 1
+	case "DeleteItem":
+		line.WriteUnits, line.Items = WriteUnits(before[refID(req.TableName, req.Key)]), 1
+	case "TransactWriteItems":
+		for _, ti := range req.TransactItems {
+			size := 0
+			switch {
+			case ti.Put != nil:
+				size = ItemSize(ti.Put.Item)
+			case ti.Update != nil:
+				size = m.itemSize(*ti.Update)
+			case ti.Delete != nil:
+				size = before[refID(ti.Delete.TableName, ti.Delete.Key)]
+			case ti.ConditionCheck != nil:
+				size = before[refID(ti.ConditionCheck.TableName, ti.ConditionCheck.Key)]
+			}
+			line.WriteUnits += 2 * WriteUnits(size)
+			line.Items++
+			line.TransactionItems++
+		}
+	case "BatchWriteItem":
+		unprocessed := 0
+		var out struct{ UnprocessedItems map[string]batchWrite }
+		if ok && json.Unmarshal(answer, &out) == nil {
+			for _, ws := range out.UnprocessedItems {
+				unprocessed += len(ws)
+			}
+		}
+		var units []float64
+		for table, raw := range req.RequestItems {
+			var ws batchWrite
+			_ = json.Unmarshal(raw, &ws)
+			for _, w := range ws {
+				switch {
+				case w.PutRequest != nil:
+					units = append(units, WriteUnits(ItemSize(w.PutRequest.Item)))
+				case w.DeleteRequest != nil:
+					units = append(units, WriteUnits(before[refID(table, w.DeleteRequest.Key)]))
+				}
+			}
+		}
+		// Unprocessed items are not billed; they are taken as the
+		// smallest ones (every item of the product is under 1 KB).
+		for _, u := range units[:max(0, len(units)-unprocessed)] {
+			line.WriteUnits += u
+			line.Items++
+		}
+	case "GetItem":
+		var out struct{ Item Item }
+		_ = json.Unmarshal(answer, &out)
+		line.ReadUnits, line.Items = ReadUnits(ItemSize(out.Item), req.ConsistentRead), 1
+	case "Query", "Scan":
+		var out struct{ Items []Item }
+		_ = json.Unmarshal(answer, &out)
+		size := 0
+		for _, it := range out.Items {
+			size += ItemSize(it)
+		}
+		line.ReadUnits, line.Items = ReadUnits(size, req.ConsistentRead), int64(len(out.Items))
+	case "BatchGetItem":
+		var out struct {
+			Responses       map[string][]Item
+			UnprocessedKeys map[string]batchGet
+		}
+		_ = json.Unmarshal(answer, &out)
+		for table, raw := range req.RequestItems {
+			var g batchGet
+			_ = json.Unmarshal(raw, &g)
+			found := out.Responses[table]
+			missing := len(g.Keys) - len(found) - len(out.UnprocessedKeys[table].Keys)
+			for _, it := range found {
+				line.ReadUnits += ReadUnits(ItemSize(it), g.ConsistentRead)
+			}
+			line.ReadUnits += float64(max(missing, 0)) * ReadUnits(0, g.ConsistentRead)
+			line.Items += int64(len(found) + max(missing, 0))
+		}
+	case "TransactGetItems":
+		var out struct{ Responses []struct{ Item Item } }
+		_ = json.Unmarshal(answer, &out)
+		for i := range req.TransactItems {
+			size := 0
+			if i < len(out.Responses) {
+				size = ItemSize(out.Responses[i].Item)
+			}
+			line.ReadUnits += 2 * ReadUnits(size, true)
+			line.Items++
+			line.TransactionItems++
+		}
+	}
+}
+
+// sqsUnits fills line with the billed requests of one SQS call (JSON
+// protocol).
+func sqsUnits(line *Line, body []byte, tee *httptee.Writer) {
+	type message struct {
+		MessageBody       string          `json:"MessageBody"`
+		Body              string          `json:"Body"`
+		MessageAttributes json.RawMessage `json:"MessageAttributes"`
+	}
+	size := 0
+	switch line.Operation {
+	case "SendMessage":
+		var m message
+		_ = json.Unmarshal(body, &m)
+		size = len(m.MessageBody) + len(m.MessageAttributes)
+	case "SendMessageBatch":
+		var in struct{ Entries []message }
+		_ = json.Unmarshal(body, &in)
+		for _, m := range in.Entries {
+			size += len(m.MessageBody) + len(m.MessageAttributes)
+		}
+	case "ReceiveMessage":
+		var out struct{ Messages []message }
+		_ = json.Unmarshal(tee.Body.Bytes(), &out)
+		for _, m := range out.Messages {
+			size += len(m.Body) + len(m.MessageAttributes)
+		}
+	}
+	line.Billed = Chunks(size)
+}
+
+// snsUnits are the billed publishes of one SNS call (Query protocol): the
+// messages and attribute values of a Publish or of every entry of a
+// PublishBatch, per 64 KB; any other call is one request.
+func snsUnits(operation string, body []byte) int64 {
+	if operation != "Publish" && operation != "PublishBatch" {
+		return 1
+	}
+	size := 0
+	for _, field := range strings.Split(string(body), "&") {
+		name, value, _ := strings.Cut(field, "=")
+		if strings.HasSuffix(name, "Message") || (strings.Contains(name, "MessageAttributes") && strings.Contains(name, "Value")) {
+			size += queryUnescapedLen(value)
+		}
+	}
+	return Chunks(size)
+}
