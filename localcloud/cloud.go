@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud/alarms"
 	"github.com/clubdev/club/localcloud/engine"
@@ -532,12 +533,14 @@ func loadTemplate(cfg Config, endpointURL string) (*template.Stack, error) {
 	})
 }
 
-// AWSConfig is an SDK configuration for the local endpoint.
+// AWSConfig is an SDK configuration for the local endpoint, with the
+// club's mended HTTP client (internal/sdkhttp).
 func AWSConfig(endpointURL string) aws.Config {
 	return aws.Config{
 		Region:       Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
 		BaseEndpoint: aws.String(endpointURL),
+		HTTPClient:   sdkhttp.New(),
 	}
 }
 
@@ -656,12 +659,12 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 	// Every SQS poller long-polls through this one client at once. The SDK's
 	// default keeps 10 idle connections per host, so with more pollers than
 	// that finished connections are closed as others are returned; keeping
-	// as many as the front's proxy does avoids that churn (a rare lost
-	// receive under load is under investigation, docs/local-cloud.md).
-	awsCfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	// as many as the front's proxy does avoids that churn. Mended as every
+	// SDK client of the club is (internal/sdkhttp).
+	awsCfg.HTTPClient = sdkhttp.Wrap(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConns = pollerIdleConns
 		t.MaxIdleConnsPerHost = pollerIdleConns
-	})
+	}))
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	dest := esm.NewDestinations(sqsClient, sns.NewFromConfig(awsCfg))
 	c.sqsPollers = map[string]*esm.SQSPoller{}

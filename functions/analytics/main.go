@@ -10,6 +10,7 @@ import (
 
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/sqsconsumer/projectionhandler"
 )
 
@@ -25,7 +26,7 @@ func main() {
 	}
 	// The AWS SDK configuration is loaded here, once (AWS_ENDPOINT_URL
 	// points it at an emulator), and handed to what builds the clients.
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithHTTPClient(sdkhttp.New()))
 	if err != nil {
 		logger.Error("start", obs.Err(fmt.Errorf("load AWS config: %w", err)))
 		os.Exit(1)

@@ -37,6 +37,7 @@ import (
 	"github.com/clubdev/club/internal/club/operation"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/internal/userpool"
@@ -65,7 +66,7 @@ func main() {
 // emulator) and assembles the handler over the DynamoDB store and the
 // purchase state machine.
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/clubdev/club/internal/mail"
 	"github.com/clubdev/club/internal/notifier"
 	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/store"
 )
 
@@ -34,7 +35,7 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*notifier.Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/payment"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/internal/store"
 )
@@ -49,7 +50,7 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

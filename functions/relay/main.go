@@ -25,6 +25,7 @@ import (
 
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/relay"
+	"github.com/clubdev/club/internal/sdkhttp"
 )
 
 // functionName labels log lines and metrics.
@@ -46,7 +47,7 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

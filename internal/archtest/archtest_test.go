@@ -157,3 +157,17 @@ func TestTheFuzzBinaryLeavesTheEnginesOut(t *testing.T) {
 		require.False(t, heavy, "the fuzz binary (-tags apifuzz ./internal/api/) depends on %s: keep tests that need an engine in a file built with !apifuzz", d)
 	}
 }
+
+// TestEverySDKConfigUsesTheMendedClient: a program that loads the AWS SDK's
+// configuration gives it the club's HTTP client (internal/sdkhttp), which
+// keeps net/http from closing a connection under an answer being read. A
+// main that forgot it would lose answers as the local cloud once did.
+func TestEverySDKConfigUsesTheMendedClient(t *testing.T) {
+	out, err := exec.Command("git", "-C", "../..", "grep", "-n", "LoadDefaultConfig(", "--", "*.go", ":!*_test.go", ":!*/testdata/*").Output()
+	require.NoError(t, err, "git grep")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.GreaterOrEqual(t, len(lines), 10, "git grep found the mains that load the configuration")
+	for _, l := range lines {
+		require.Contains(t, l, "WithHTTPClient(sdkhttp.New())", "this configuration does not use internal/sdkhttp: %s", l)
+	}
+}

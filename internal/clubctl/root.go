@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/stackfile"
 )
 
@@ -123,7 +124,9 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 func newGlobals(stdout, stderr io.Writer) *Globals {
 	return &Globals{
 		Stdout: stdout, Stderr: stderr, Now: time.Now,
-		loadAWS: func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) },
+		loadAWS: func(ctx context.Context) (aws.Config, error) {
+			return config.LoadDefaultConfig(ctx, config.WithHTTPClient(sdkhttp.New()))
+		},
 		clients: sdkClients(),
 	}
 }

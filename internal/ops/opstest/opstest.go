@@ -3,7 +3,6 @@ package opstest
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -25,6 +24,7 @@ import (
 	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/localcloud/sqsage"
 	"github.com/clubdev/club/localcloud/testkit"
@@ -48,7 +48,7 @@ func Endpoint(t testing.TB, club http.Handler) string {
 	// connections of http.DefaultTransport, which would cut responses that
 	// other tests' fronts are relaying at that moment.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	proxy.Transport = opaqueBodies{transport}
+	proxy.Transport = sdkhttp.Transport(transport)
 	proxy.ModifyResponse = func(r *http.Response) error {
 		r.Header.Del("X-Amz-Crc32")
 		return nil
@@ -90,30 +90,10 @@ func AWSConfig(endpoint string) aws.Config {
 	}
 }
 
-// HTTPClient is the HTTP client of the tests' SDK clients.
-//
-// A server in the same process answers so fast that the SDK and net/http
-// race: the transport's write loop can still be finishing the request when
-// the response has arrived, and when it fails it closes the connection under
-// the response being read ("deserialization failed ... use of closed network
-// connection", aws/aws-sdk-go-v2#1825 and #2737). The SDK retries that error,
-// which hides the messages of a receive or doubles a send. Handing the
-// transport request bodies of an opaque type, instead of the SDK's own,
-// keeps it on the plain copy path; with it the race has not been seen here.
-var HTTPClient = &http.Client{Transport: opaqueBodies{http.DefaultTransport.(*http.Transport).Clone()}}
-
-// opaqueBodies wraps every request body in a type net/http knows nothing of.
-type opaqueBodies struct{ base http.RoundTripper }
-
-type opaqueBody struct{ io.ReadCloser }
-
-func (t opaqueBodies) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Body != http.NoBody {
-		req = req.Clone(req.Context())
-		req.Body = opaqueBody{req.Body}
-	}
-	return t.base.RoundTrip(req)
-}
+// HTTPClient is the HTTP client of the tests' SDK clients: the club's own
+// (internal/sdkhttp), whose request bodies keep net/http's transport from
+// closing a connection under an answer being read.
+var HTTPClient = sdkhttp.New()
 
 var seq atomic.Int64
 
