@@ -375,6 +375,8 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 	recorderOpts := []ddbstream.Option{ddbstream.WithLogger(c.log)}
 	if cfg.Engine == EngineMoto {
 		frontOpts = append(frontOpts, front.WithMotoEngine())
+	} else if k, ok := c.engine.(kumoEngine); ok && k.Handler() != nil {
+		frontOpts = append(frontOpts, front.WithEngineHandler(k.Handler()))
 	}
 	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
