@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -623,10 +622,6 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, lambdart.BuildRep
 // of them requests queue long before the machine is busy (make bench).
 const httpAPIConcurrency = 8
 
-// pollerIdleConns is how many idle connections the event source mappings'
-// client keeps to the endpoint: more than their pollers ever hold at once.
-const pollerIdleConns = 256
-
 // concurrency is the number of processes a function gets: its reserved
 // concurrency, else enough for its SQS mappings' maximum concurrency, and
 // httpAPIConcurrency for a function behind the HTTP API.
@@ -651,15 +646,10 @@ func concurrency(fn template.Function) int {
 // startMappings runs the template's event source mappings with the settings
 // from the template (kumo keeps only a few of them).
 func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provision.Result) error {
-	// Every SQS poller long-polls through this one client at once. The SDK's
-	// default keeps 10 idle connections per host, so with more pollers than
-	// that finished connections are closed as others are returned; keeping
-	// as many as the front's proxy does avoids that churn (a rare lost
-	// receive under load is under investigation, docs/local-cloud.md).
-	awsCfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConns = pollerIdleConns
-		t.MaxIdleConnsPerHost = pollerIdleConns
-	})
+	// The pollers and the destinations call the endpoint in this process
+	// (Front.Transport): no connection, no second copy of each answer,
+	// and no answer lost on a loopback connection (docs/local-cloud.md).
+	awsCfg.HTTPClient = &http.Client{Transport: c.front.Transport()}
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	dest := esm.NewDestinations(sqsClient, sns.NewFromConfig(awsCfg))
 	c.sqsPollers = map[string]*esm.SQSPoller{}
