@@ -646,10 +646,12 @@ func concurrency(fn template.Function) int {
 // startMappings runs the template's event source mappings with the settings
 // from the template (kumo keeps only a few of them).
 func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provision.Result) error {
-	// The pollers and the destinations call the endpoint in this process
-	// (Front.Transport): no connection, no second copy of each answer,
-	// and no answer lost on a loopback connection (docs/local-cloud.md).
-	awsCfg.HTTPClient = &http.Client{Transport: c.front.Transport()}
+	// The pollers and the destinations call the endpoint's handler in this
+	// process (front.NewTransport): no connection, no second copy of each
+	// answer, and no answer lost on a loopback connection
+	// (docs/local-cloud.md); the calls meet all that the endpoint's other
+	// callers meet.
+	awsCfg.HTTPClient = &http.Client{Transport: front.NewTransport(c.endpoint.Handler)}
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	dest := esm.NewDestinations(sqsClient, sns.NewFromConfig(awsCfg))
 	c.sqsPollers = map[string]*esm.SQSPoller{}

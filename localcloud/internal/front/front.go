@@ -210,12 +210,13 @@ func (f *Front) EngineExclusive(fn func(next http.Handler)) {
 	fn(f.kumo)
 }
 
-// Transport returns an http.RoundTripper that hands each request to the
-// front in this process, as if it had arrived on the endpoint: counted,
-// routed and answered the same way, without a connection. For the local
-// cloud's own clients (the event source mappings' pollers); the answer is
-// read whole before the caller sees it.
-func (f *Front) Transport() http.RoundTripper { return handlerTransport{f} }
+// NewTransport returns an http.RoundTripper that hands each request to h in
+// this process: given the endpoint's handler (the Front, or what the
+// endpoint serves in front of it), a request is counted, routed and
+// answered as if it had arrived on the endpoint, without a connection. For
+// the local cloud's own clients (the event source mappings' pollers); the
+// answer is read whole before the caller sees it.
+func NewTransport(h http.Handler) http.RoundTripper { return handlerTransport{h} }
 
 // Kumo returns the handler that forwards to kumo, for handlers (such as the
 // stream recorder) that sit in front of it.
