@@ -1,10 +1,13 @@
 package bench_test
 
 import (
+	"context"
+	"runtime/pprof"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/clubdev/club/bench"
 )
@@ -28,27 +31,39 @@ func BenchmarkPipelineThroughput(b *testing.B) {
 		before := s.invocations(b)
 		s.resetRequests(b)
 		prof := startProfiles(b, s)
-		start := time.Now()
-		results := attack(gen.targeter(s.file.APIURL), constant(rate), duration)
-		end := time.Now()
-		ok, failed, firstErr := createdOf(results)
-		if failed > 0 {
-			b.Logf("%d of %d enrollments failed; first: %v", failed, len(results), firstErr)
-		}
-		eventually(b, 5*time.Minute, "every enrollment mailed and every queue drained", func() bool {
-			return s.mailStats(b).Accepted >= len(ok) && s.queued(b, consumerQueues...) == 0
+		var start, end time.Time
+		var results []*vegeta.Result
+		var ok []created
+		pprof.Do(context.Background(), loadLabel, func(context.Context) {
+			start = time.Now()
+			results = attack(gen.targeter(s.file.APIURL), constant(rate), duration)
+			end = time.Now()
+			var failed int
+			var firstErr error
+			ok, failed, firstErr = createdOf(results)
+			if failed > 0 {
+				b.Logf("%d of %d enrollments failed; first: %v", failed, len(results), firstErr)
+			}
+			eventually(b, 5*time.Minute, "every enrollment mailed and every queue drained", func() bool {
+				return s.mailStats(b).Accepted >= len(ok) && s.queued(b, consumerQueues...) == 0
+			})
 		})
+		self, functions := prof.cpu(b)
 		report.Profiles = prof.stop(b)
+		failed := len(results) - len(ok)
 		res := &bench.ThroughputResult{
 			TargetRate: rate, Duration: duration, Sent: len(results), Created: len(ok), Failed: failed,
 			Ops: s.requests(b), Invocations: invocationsSince(before, s.invocations(b)),
 		}
+		res.CPU = append(prof.splitSelf(b, self), functions...)
 		s.countEffects(b, res, ok, classes, start, end)
 		report.Throughput = res
 		e2e := bench.Summarize(res.EndToEnd)
 		b.ReportMetric(res.AchievedRate(), "enrollments/s")
 		b.ReportMetric(float64(e2e.P50)/float64(time.Millisecond), "e2e-p50-ms")
 		b.ReportMetric(float64(e2e.P99)/float64(time.Millisecond), "e2e-p99-ms")
+		b.ReportMetric(res.CPUPerThousand(res.CPUTotal()), "cpu-s/1000-enrollments")
+		logCPU(b, res)
 		require.Zero(b, res.Lost(), "no effect lost")
 		require.Zero(b, res.Duplicated(), "no effect duplicated")
 	}
@@ -102,5 +117,15 @@ func (s *stack) countEffects(tb testing.TB, res *bench.ThroughputResult, ok []cr
 	}
 	for _, t := range acceptedAt {
 		res.Timeline[bucket(t)].Mailed++
+	}
+}
+
+// logCPU logs the CPU seconds per 1,000 enrollments of every process, with
+// the processor and the load average: they are also in the report.
+func logCPU(tb testing.TB, res *bench.ThroughputResult) {
+	tb.Helper()
+	tb.Logf("%s; load average %.2f; %d created at %.1f/s", report.Machine.CPU, loadAverage(), res.Created, res.AchievedRate())
+	for _, c := range append(res.CPU, res.CPUTotal()) {
+		tb.Logf("%-90s %3d processes %7.1f CPU s %6.2f per 1,000", c.Component, c.Processes, c.Seconds, res.CPUPerThousand(c))
 	}
 }

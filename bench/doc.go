@@ -13,7 +13,9 @@
 //     the same run: the ratio is the seed's incident;
 //  2. sustained enrollments per second through the whole pipeline, with the
 //     effects counted (outbox rows, mails, roster, counters), and the
-//     end-to-end notification latency, with CPU profiles;
+//     end-to-end notification latency, with CPU profiles and the CPU seconds
+//     per 1,000 enrollments of every process (the load generator's share
+//     of the benchmark process split off by a profile label);
 //  3. AWS requests per enrollment by service and operation, beside a naive
 //     design measured the same way (testdata/naive), priced per million
 //     enrollments;

@@ -232,7 +232,29 @@ func (r *Report) throughputSection(p printer) {
 		p("At this load the pipeline made %.2f AWS requests and %.2f Lambda invocations per enrollment (by operation in section 3).\n\n",
 			v.PerEnrollment(), v.InvocationsPerEnrollment())
 	}
+	t.cpuTable(p)
 	p("![Enrollments and mails per second](%s)\n\n![End-to-end notification latency](%s)\n\n", throughputPlotName, endToEndPlotName)
+}
+
+// cpuTable writes the CPU seconds of every process per 1,000 enrollments.
+func (t *ThroughputResult) cpuTable(p printer) {
+	if len(t.CPU) == 0 {
+		return
+	}
+	p("CPU time (user + system) of every process from the first request until every effect had appeared, per\n")
+	p("1,000 enrollments created (the benchmark process from its own rusage, split by the profile labels of the\n")
+	p("load generator; each function's processes from `/proc/<pid>/stat`, summed):\n\n")
+	p("| process | processes | CPU s | CPU s per 1,000 enrollments |\n|---|---|---|---|\n")
+	for _, c := range append(slices.Clone(t.CPU), t.CPUTotal()) {
+		n := "1"
+		if c.Processes > 1 {
+			n = fmt.Sprint(c.Processes)
+		} else if c.Processes == 0 {
+			n = "(part)"
+		}
+		p("| %s | %s | %.1f | %.2f |\n", c.Component, n, c.Seconds, t.CPUPerThousand(c))
+	}
+	p("\n")
 }
 
 func (r *Report) requestsSection(p printer) {

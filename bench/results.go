@@ -136,6 +136,10 @@ type ThroughputResult struct {
 	Span time.Duration
 	// Settled is how long after the last request the last effect appeared.
 	Settled time.Duration
+	// CPU is the CPU time each process used from the first request until
+	// every effect had appeared: the benchmark process split into its load
+	// generator and the rest, then each function's processes summed.
+	CPU []ProcessCPU
 
 	// The effects, counted after the pipeline settled. Every one must
 	// equal Created for "zero loss, zero duplicates".
@@ -364,6 +368,35 @@ type FunctionResult struct {
 	// StartToFirstPoll: from exec to the process's first request for an
 	// invocation on the Runtime API, over several starts.
 	StartToFirstPoll []time.Duration
+}
+
+// ProcessCPU is the CPU time (user and system) of one part of the stack
+// during the throughput run.
+type ProcessCPU struct {
+	Component string
+	Processes int
+	Seconds   float64
+}
+
+// CPUPerThousand is the CPU seconds c used per 1,000 enrollments created
+// (0 when none was).
+func (t *ThroughputResult) CPUPerThousand(c ProcessCPU) float64 {
+	if t.Created == 0 {
+		return 0
+	}
+	return c.Seconds / float64(t.Created) * 1000
+}
+
+// CPUTotal is the CPU time of every part together.
+func (t *ThroughputResult) CPUTotal() ProcessCPU {
+	total := ProcessCPU{Component: "all processes"}
+	for _, c := range t.CPU {
+		if c.Processes > 0 {
+			total.Processes += c.Processes
+		}
+		total.Seconds += c.Seconds
+	}
+	return total
 }
 
 // ProfileSummary is the top of a CPU profile.

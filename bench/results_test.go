@@ -195,6 +195,8 @@ func sampleReport() *bench.Report {
 			TargetRate: 300, Duration: 10 * time.Second, Sent: 3000, Created: 3000, API: lat(5), EndToEnd: lat(80),
 			OutboxRows: 3000, OutboxPublished: 3000, Mails: 3000, MailsTotal: 3000, RosterEntries: 3000, StatsTotal: 3000,
 			Ops: ops, Invocations: map[string]int64{"api": 3000}, Timeline: timeline,
+			CPU: []bench.ProcessCPU{{Component: "load generator", Seconds: 0.6}, {Component: "local cloud", Processes: 1, Seconds: 15},
+				{Component: "function api", Processes: 4, Seconds: 6}},
 		},
 		Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
 			{Name: "product", Enrollments: 1000, Ops: ops, Invocations: map[string]int64{"api": 1000},
@@ -235,6 +237,9 @@ func TestReportWritesTablesAndPlots(t *testing.T) {
 		"| predicted drain (backlog ÷ (100 − 80)/s) | 30s |",
 		"| api | 20.0 MiB |",
 		"### function api (1.5 CPU s)",
+		"| load generator | (part) | 0.6 | 0.20 |",
+		"| function api | 4 | 6.0 | 2.00 |",
+		"| all processes | 5 | 21.6 | 7.20 |",
 		"![Backlog drain](benchmarks-drain.png)",
 	} {
 		require.Contains(t, text, want)

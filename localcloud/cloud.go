@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -379,6 +378,8 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 	recorderOpts := []ddbstream.Option{ddbstream.WithLogger(c.log)}
 	if cfg.Engine == EngineMoto {
 		frontOpts = append(frontOpts, front.WithMotoEngine())
+	} else if k, ok := c.engine.(kumoEngine); ok && k.Handler() != nil {
+		frontOpts = append(frontOpts, front.WithEngineHandler(k.Handler()))
 	}
 	f, err := front.New(c.engine.URL(), front.Routes{}, c.counter, frontOpts...)
 	if err != nil {
@@ -628,10 +629,6 @@ func (c *Cloud) build(ctx context.Context) (map[string]string, lambdart.BuildRep
 // of them requests queue long before the machine is busy (make bench).
 const httpAPIConcurrency = 8
 
-// pollerIdleConns is how many idle connections the event source mappings'
-// client keeps to the endpoint: more than their pollers ever hold at once.
-const pollerIdleConns = 256
-
 // concurrency is the number of processes a function gets: its reserved
 // concurrency, else enough for its SQS mappings' maximum concurrency, and
 // httpAPIConcurrency for a function behind the HTTP API.
@@ -656,15 +653,12 @@ func concurrency(fn template.Function) int {
 // startMappings runs the template's event source mappings with the settings
 // from the template (kumo keeps only a few of them).
 func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provision.Result) error {
-	// Every SQS poller long-polls through this one client at once. The SDK's
-	// default keeps 10 idle connections per host, so with more pollers than
-	// that finished connections are closed as others are returned; keeping
-	// as many as the front's proxy does avoids that churn. Mended as every
-	// SDK client of the club is (internal/sdkhttp).
-	awsCfg.HTTPClient = sdkhttp.Wrap(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConns = pollerIdleConns
-		t.MaxIdleConnsPerHost = pollerIdleConns
-	}))
+	// The pollers and the destinations call the endpoint's handler in this
+	// process (front.NewTransport): no connection, no second copy of each
+	// answer, and no answer lost on a loopback connection
+	// (docs/local-cloud.md); the calls meet all that the endpoint's other
+	// callers meet.
+	awsCfg.HTTPClient = &http.Client{Transport: front.NewTransport(c.endpoint.Handler)}
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	dest := esm.NewDestinations(sqsClient, sns.NewFromConfig(awsCfg))
 	c.sqsPollers = map[string]*esm.SQSPoller{}

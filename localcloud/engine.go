@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/sivchari/kumo"
 
@@ -47,7 +51,29 @@ func startEngine(ctx context.Context, name string, logDir string, log *slog.Logg
 
 type kumoEngine struct{ srv *kumo.Server }
 
-func (k kumoEngine) URL() string     { return k.srv.URL }
+func (k kumoEngine) URL() string { return k.srv.URL }
+
+// Handler is kumo's own http.Handler, which the front calls in this process
+// instead of across a loopback connection: that hop, a reverse proxy and a
+// second HTTP server on every AWS call, was a fifth of the local cloud's CPU
+// under load (docs/benchmarks.md, CPU per enrollment). kumo only exports
+// its server (an httptest.Server behind an unexported field), so the
+// handler is read from there; nil if kumo's Server no longer has that
+// shape, and the front then proxies to URL as before
+// (TestKumoHandlerIsReachable fails first).
+func (k kumoEngine) Handler() http.Handler { return kumoHandler(k.srv) }
+
+func kumoHandler(srv *kumo.Server) http.Handler {
+	f := reflect.ValueOf(srv).Elem().FieldByName("httpServer")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*httptest.Server]() || f.IsNil() {
+		return nil
+	}
+	ts := (*httptest.Server)(unsafe.Pointer(f.Pointer()))
+	if ts.Config == nil {
+		return nil
+	}
+	return ts.Config.Handler
+}
 func (k kumoEngine) KumoURL() string { return "" }
 func (k kumoEngine) Close() error {
 	k.srv.Close()

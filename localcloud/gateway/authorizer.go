@@ -109,6 +109,44 @@ type jwtAuthorizer struct {
 	source    identitySource
 	keys      *keySet
 	now       func() time.Time
+	verified  verifiedSignatures
+}
+
+// verifiedSignatures remembers the tokens whose RS256 signature was found
+// good, with the key that checked it and their claims: a client sends one
+// token with every request, and checking its signature again (an RSA
+// verification and two JSON decodings) was most of the gateway's CPU under
+// load. Only the signature is remembered: the claims (exp, nbf, iat, iss,
+// aud) are judged at every request, and a token whose kid no longer names
+// the same key is checked again from the start.
+type verifiedSignatures struct {
+	mu     sync.Mutex
+	tokens map[string]verifiedSignature
+}
+
+type verifiedSignature struct {
+	kid    string
+	key    *rsa.PublicKey
+	claims jwt.MapClaims
+}
+
+// maxVerifiedTokens bounds the memory: the set starts again when full.
+const maxVerifiedTokens = 10000
+
+func (v *verifiedSignatures) get(raw string) (verifiedSignature, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	s, ok := v.tokens[raw]
+	return s, ok
+}
+
+func (v *verifiedSignatures) put(raw string, s verifiedSignature) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.tokens == nil || len(v.tokens) >= maxVerifiedTokens {
+		v.tokens = map[string]verifiedSignature{}
+	}
+	v.tokens[raw] = s
 }
 
 // verifiedToken is what an accepted token passes to the function.
@@ -121,6 +159,14 @@ func (a *jwtAuthorizer) authorize(ctx context.Context, r *http.Request) (*verifi
 	raw := a.source.token(r)
 	if raw == "" {
 		return nil, &authError{missing: true, description: "the request has no token"}
+	}
+	if seen, ok := a.verified.get(raw); ok {
+		if key, err := a.keys.get(ctx, seen.kid); err == nil && key == seen.key {
+			if aerr := a.validateClaims(seen.claims); aerr != nil {
+				return nil, aerr
+			}
+			return &verifiedToken{claims: seen.claims, scopes: scopesOf(seen.claims)}, nil
+		}
 	}
 
 	// Pin the algorithm before anything trusts the header: "none", HMAC
@@ -150,6 +196,7 @@ func (a *jwtAuthorizer) authorize(ctx context.Context, r *http.Request) (*verifi
 		}
 		return nil, refuse("the token is malformed", err)
 	}
+	a.verified.put(raw, verifiedSignature{kid: kid, key: key, claims: claims})
 	if aerr := a.validateClaims(claims); aerr != nil {
 		return nil, aerr
 	}

@@ -310,3 +310,29 @@ func TestUnreachableIssuerIsRefusedNotHung(t *testing.T) {
 	require.Contains(t, r.header.Get("Www-Authenticate"), "key could not be found")
 	require.Empty(t, f.invoker.Calls())
 }
+
+// The gateway remembers a token whose signature it checked, so that the
+// next request with it skips the RSA verification: the claims are judged
+// again at every request, so a remembered token is refused once it expires.
+func TestRememberedTokenIsRefusedOnceExpired(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	// Valid for about five more seconds (whole seconds, from an hour's ttl).
+	tok := f.token(t, func(c *issuer.Claims) { c.IssuedAt = time.Now().Add(-time.Hour + 5*time.Second) })
+	for range 2 {
+		r := do(t, "GET", f.url+"/classes/c1", bearer(tok), nil)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	}
+	require.Len(t, f.invoker.Calls(), 2)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r := do(t, "GET", f.url+"/classes/c1", bearer(tok), nil)
+		if r.status == http.StatusUnauthorized {
+			require.Contains(t, r.header.Get("Www-Authenticate"), "the token has expired")
+			break
+		}
+		require.Equal(t, http.StatusOK, r.status)
+		require.False(t, time.Now().After(deadline), "the token was still accepted a minute later")
+		time.Sleep(100 * time.Millisecond)
+	}
+}

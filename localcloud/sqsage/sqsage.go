@@ -82,6 +82,9 @@ func (t *Tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tw.Status() != http.StatusOK {
 		return
 	}
+	if action == "ReceiveMessage" && !bytes.Contains(tw.Body.Bytes(), []byte(`"MessageId"`)) {
+		return // an empty receive, as most of a long-polling consumer's are: nothing to decode
+	}
 	t.observe(action, body, tw.Body.Bytes())
 }
 
@@ -102,9 +105,13 @@ type (
 			MessageID string `json:"MessageId"`
 		} `json:"Successful"`
 		Messages []struct {
-			MessageID     string            `json:"MessageId"`
-			ReceiptHandle string            `json:"ReceiptHandle"`
-			Attributes    map[string]string `json:"Attributes"`
+			MessageID     string `json:"MessageId"`
+			ReceiptHandle string `json:"ReceiptHandle"`
+			// Only the one attribute read: not a map of them all per
+			// message.
+			Attributes struct {
+				SentTimestamp string `json:"SentTimestamp"`
+			} `json:"Attributes"`
 		} `json:"Messages"`
 	}
 )
@@ -135,7 +142,7 @@ func (t *Tracker) observe(action string, reqBody, respBody []byte) {
 	case "ReceiveMessage":
 		for _, m := range resp.Messages {
 			sent := now
-			if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
+			if ms, err := strconv.ParseInt(m.Attributes.SentTimestamp, 10, 64); err == nil {
 				sent = time.UnixMilli(ms).UTC()
 			}
 			msg := q.add(m.MessageID, sent)

@@ -3,7 +3,9 @@
 // operation, and routes it: the parts of AWS the local cloud implements itself
 // (the Lambda data plane, DynamoDB stream recording, DynamoDB Streams, Step
 // Functions) go to their handlers; everything else goes to the embedded kumo
-// emulator through a reverse proxy.
+// emulator: its handler called in this process (WithEngineHandler), or a
+// reverse proxy to its URL. The local cloud's own clients reach the front
+// the same way without a connection (NewTransport).
 //
 // Routing is by the request itself, as AWS routes by host: the X-Amz-Target
 // header for JSON-protocol services, the REST path for Lambda, and the

@@ -101,3 +101,25 @@ func TestFrontRoutesAndCounts(t *testing.T) {
 		{"states", "ListStateMachines"}:   1,
 	}, got)
 }
+
+func TestInProcessEngineAnswers502OnAPanic(t *testing.T) {
+	t.Parallel()
+	f, err := New("http://127.0.0.1:1", Routes{}, NewCounter(), WithEngineHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Target") == "AmazonSQS.ListQueues" {
+			panic("engine bug")
+		}
+		_, _ = io.WriteString(w, `{"QueueUrl":"q"}`)
+	})))
+	require.NoError(t, err)
+	call := func(target string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+		r.Header.Set("X-Amz-Target", target)
+		w := httptest.NewRecorder()
+		f.ServeHTTP(w, r)
+		return w
+	}
+	ok := call("AmazonSQS.GetQueueUrl")
+	require.Equal(t, http.StatusOK, ok.Code, "the engine's handler answers, in this process")
+	require.Equal(t, `{"QueueUrl":"q"}`, ok.Body.String())
+	require.Equal(t, http.StatusBadGateway, call("AmazonSQS.ListQueues").Code)
+}
