@@ -66,10 +66,11 @@ func main() {
 // emulator) and assembles the handler over the DynamoDB store and the
 // purchase state machine.
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*api.Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
+	sdkhttp.Mend(&awsCfg)
 	db := dynamodb.NewFromConfig(awsCfg)
 	st, err := store.New(db, cfg.Store())
 	if err != nil {

@@ -50,10 +50,11 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
+	sdkhttp.Mend(&awsCfg)
 	adapters, err := store.NewPurchaseAdapters(dynamodb.NewFromConfig(awsCfg), cfg.Store())
 	if err != nil {
 		return nil, err

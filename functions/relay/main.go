@@ -47,10 +47,11 @@ func main() {
 }
 
 func build(ctx context.Context, cfg Config, logger *slog.Logger) (*Handler, error) {
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithHTTPClient(sdkhttp.New()))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
+	sdkhttp.Mend(&awsCfg)
 	w, err := relay.Wire(awsCfg, functionName, cfg.Store(), cfg.Routing, logger, os.Stdout)
 	if err != nil {
 		return nil, err

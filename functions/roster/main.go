@@ -26,11 +26,12 @@ func main() {
 	}
 	// The AWS SDK configuration is loaded here, once (AWS_ENDPOINT_URL
 	// points it at an emulator), and handed to what builds the clients.
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithHTTPClient(sdkhttp.New()))
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
 	if err != nil {
 		logger.Error("start", obs.Err(fmt.Errorf("load AWS config: %w", err)))
 		os.Exit(1)
 	}
+	sdkhttp.Mend(&awsCfg)
 	h, err := projectionhandler.Build(awsCfg, cfg, projection.NewRosterProjector, logger)
 	if err != nil {
 		logger.Error("start", obs.Err(err))

@@ -125,7 +125,9 @@ func newGlobals(stdout, stderr io.Writer) *Globals {
 	return &Globals{
 		Stdout: stdout, Stderr: stderr, Now: time.Now,
 		loadAWS: func(ctx context.Context) (aws.Config, error) {
-			return config.LoadDefaultConfig(ctx, config.WithHTTPClient(sdkhttp.New()))
+			cfg, err := config.LoadDefaultConfig(ctx)
+			sdkhttp.Mend(&cfg)
+			return cfg, err
 		},
 		clients: sdkClients(),
 	}

@@ -22,7 +22,9 @@
 // The mend: Client hands the transport each request body behind a type
 // that only reads. The transport's last check then reads, a closed body
 // reads as io.EOF, and io.Copy takes that as the end it is. Nothing else
-// about the request changes. TestSDKAnswerSurvivesItsClosedRequestBody
+// about the request changes. A program calls Mend on the configuration it
+// loaded; the local cloud's AWSConfig and the tests' configurations carry
+// the client from the start. TestSDKAnswerSurvivesItsClosedRequestBody
 // forces the order of events that loses the answer and fails without the
 // mend; TestPlainSDKClientLosesTheAnswer pins the defect itself, so that a
 // release of the SDK or of Go that fixes it is noticed.

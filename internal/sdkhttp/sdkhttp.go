@@ -52,3 +52,18 @@ type transport struct{ base http.RoundTripper }
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(mend(req))
 }
+
+// Mend gives cfg the mended client, over the client the configuration
+// already has (the SDK's default if none). A program calls it right after
+// config.LoadDefaultConfig, not through config.WithHTTPClient: the loader
+// adds a custom CA bundle (AWS_CA_BUNDLE) only to the SDK's own client type
+// and refuses any other.
+func Mend(cfg *aws.Config) {
+	switch cfg.HTTPClient.(type) {
+	case *Client:
+	case nil:
+		cfg.HTTPClient = New()
+	default:
+		cfg.HTTPClient = Wrap(cfg.HTTPClient)
+	}
+}
