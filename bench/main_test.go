@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/clubdev/club/bench"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/freeport"
 	"github.com/clubdev/club/localcloud/state"
 )
 
@@ -126,14 +126,8 @@ func moduleRoot() string {
 	return filepath.Join(filepath.Dir(file), "..")
 }
 
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// freeAddr is an address for a server of the stack (see package freeport).
+func freeAddr() string { return freeport.MustAddr() }
 
 // startStack starts a local cloud with template on free ports, its
 // functions built with the clubprofile tag (CPU profiles on demand, see

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/internal/userpool"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/freeport"
 	"github.com/clubdev/club/localcloud/issuer"
 )
 
@@ -176,14 +176,8 @@ func moduleRoot() string {
 	return filepath.Join(dir, "..")
 }
 
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// freeAddr is an address for a server of the stack (see package freeport).
+func freeAddr() string { return freeport.MustAddr() }
 
 var seq atomic.Int64
 

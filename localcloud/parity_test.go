@@ -31,6 +31,7 @@ import (
 
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/freeport"
 	"github.com/clubdev/club/localcloud/issuer"
 )
 
@@ -107,14 +108,8 @@ func moduleRoot() string {
 	return filepath.Join(dir, "..")
 }
 
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// freeAddr is an address for a server of the stack (see package freeport).
+func freeAddr() string { return freeport.MustAddr() }
 
 // eventually polls cond until it holds or the deadline passes.
 // minWait is the shortest deadline eventually gives a condition.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 	"github.com/clubdev/club/bench"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/freeport"
 )
 
 // items is how many DynamoDB items the state directory holds.
@@ -47,10 +47,9 @@ func moduleRoot(t testing.TB) string {
 }
 
 func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // proc is one club-local process.

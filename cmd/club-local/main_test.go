@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,15 +21,15 @@ import (
 
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
+	"github.com/clubdev/club/localcloud/freeport"
 	"github.com/clubdev/club/localcloud/template"
 )
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // TestRunsTheTemplateAndStopsCleanly is what `make run` does, on the real

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clubdev/club/localcloud/freeport"
 )
 
 // The engines that can serve the data plane (DynamoDB, SQS, SNS, S3, SSM)
@@ -181,12 +183,11 @@ func (m *MotoServer) Close() error {
 
 // freePort returns a loopback port nobody listens on now.
 func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	_, port, err := net.SplitHostPort(ln.Addr().String())
+	_, port, err := net.SplitHostPort(addr)
 	return port, err
 }
 
