@@ -123,13 +123,15 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	for _, opt := range opts {
 		opt(f)
 	}
-	var kumo http.Handler = NewProxy(u)
-	if f.engine != nil && !f.serialEngine {
-		kumo = inProcess{h: f.engine, log: f.log}
-	}
-	if f.serialEngine {
+	var kumo http.Handler
+	switch {
+	case f.serialEngine:
 		f.serial = Serialised(NewBufferedProxy(u))
 		kumo = f.serial
+	case f.engine != nil:
+		kumo = inProcess{h: f.engine, log: f.log}
+	default:
+		kumo = NewProxy(u)
 	}
 	f.kumo, f.fallback = kumo, sqsquery.New(kumo)
 	// The front's own calls to the engine go the way clients' calls do.
