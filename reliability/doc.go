@@ -24,7 +24,7 @@
 // reason.
 //
 // Flags (after -args): -club.seed N replays a run (every run prints its
-// seed); -club.soak N sets the soak's size (default 400, as in make test;
+// seed); -club.soak N sets the soak's size (default 200, as in make test;
 // make test-reliability runs 2000; 0 skips it);
 // -club.report PATH rewrites the generated tables of docs/reliability.md
 // (make test-reliability does).

@@ -26,7 +26,7 @@ import (
 var (
 	seedFlag = flag.Uint64("club.seed", 0, "seed of the run's randomness (0: a new one, printed)")
 	// make test runs the default; make test-reliability runs 2,000.
-	soakFlag   = flag.Int("club.soak", 400, "enrollments in the soak")
+	soakFlag   = flag.Int("club.soak", 200, "enrollments in the soak")
 	reportFlag = flag.String("club.report", "", "write the observations to this markdown file (relative to the module root)")
 )
 
