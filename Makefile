@@ -71,7 +71,7 @@ build: ## Build every program and function
 lint: ## gofmt, go vet, go.mod tidy, and cfn-lint on the template (zero errors, warnings or informational findings)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
-	$(GO) test -count=1 ./internal/archtest/
+	$(GO) test -count=1 -vet=off ./internal/archtest/
 	@$(GO) mod tidy -diff >/dev/null || { echo "lint: go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	@command -v cfn-lint >/dev/null || { echo "lint: cfn-lint is not installed (pip install cfn-lint)"; exit 1; }
 	cfn-lint infra/template.yaml
