@@ -146,9 +146,12 @@ type watchedConn struct {
 	closed func()
 }
 
+// Close says so once the connection is closed, not before: said first, the
+// server could send the rest of its answer while the client still read it.
 func (c *watchedConn) Close() error {
+	err := c.Conn.Close()
 	c.closed()
-	return c.Conn.Close()
+	return err
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
