@@ -43,6 +43,7 @@ type CostLine struct {
 // The items of a cost estimate, in the order Cost lists them.
 const (
 	CostWriteUnits  = "DynamoDB write request units"
+	CostIndexUnits  = "DynamoDB write request units of index entries"
 	CostReadUnits   = "DynamoDB read request units"
 	CostSNS         = "SNS publishes (64 KB chunks)"
 	CostSQS         = "SQS requests (64 KB chunks)"
@@ -54,20 +55,22 @@ const (
 // Cost prices a million enrollments of v from what the local cloud counted:
 // DynamoDB request units as the endpoint's meter billed them per item
 // (v.Units: item sizes rounded up per 1 KB written and 4 KB read,
-// transactional items twice), SNS publishes and SQS requests per 64 KB
-// chunk (v.Units), Lambda invocations and GB-seconds (v.Functions: billed
-// milliseconds × memory size), and the HTTP API request. Data transfer,
-// storage, index writes and CloudWatch are not included.
+// transactional items twice; global secondary index entries on their own
+// line, per 1 KB of the projection), SNS publishes and SQS requests per 64
+// KB chunk (v.Units), Lambda invocations and GB-seconds (v.Functions:
+// billed milliseconds × memory size), and the HTTP API request. Data
+// transfer, storage and CloudWatch are not included.
 func Cost(v RequestVariant, p Prices) []CostLine {
 	if v.Enrollments == 0 {
 		return nil
 	}
 	n := float64(v.Enrollments)
-	var wru, rru, sns, sqs float64
+	var wru, iru, rru, sns, sqs float64
 	for _, u := range v.Units {
 		switch u.Service {
 		case "dynamodb":
 			wru += u.WriteUnits / n
+			iru += u.IndexWriteUnits / n
 			rru += u.ReadUnits / n
 		case "sns":
 			if u.Operation == "Publish" || u.Operation == "PublishBatch" {
@@ -82,6 +85,7 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 	const million = 1e6
 	return []CostLine{
 		{Item: CostWriteUnits, Units: wru, USD: wru * p.DynamoDBWriteUnit},
+		{Item: CostIndexUnits, Units: iru, USD: iru * p.DynamoDBWriteUnit},
 		{Item: CostReadUnits, Units: rru, USD: rru * p.DynamoDBReadUnit},
 		{Item: CostSNS, Units: sns, USD: sns * p.SNSPublish},
 		{Item: CostSQS, Units: sqs, USD: sqs * p.SQSRequest},

@@ -319,7 +319,9 @@ func (r *Report) requestsSection(p printer) {
 	p("What AWS bills is counted by the local cloud's endpoint from the requests and items that pass it\n")
 	p("(`PUT /_club/units {\"enabled\":true}`, then `GET /_club/units`; package localcloud/internal/billing): DynamoDB\n")
 	p("request units per item (its size rounded up per 1 KB written and per 4 KB read, half for an eventually consistent\n")
-	p("read, twice for each item of a transaction, each item of a batch on its own), SQS requests and SNS publishes\n")
+	p("read, twice for each item of a transaction, each item of a batch on its own; and the entries of global\n")
+	p("secondary indexes the writes put, change or delete, per 1 KB of their projection, as plain writes, read from\n")
+	p("the items before and after each write), SQS requests and SNS publishes\n")
 	p("per 64 KB chunk of payload. Lambda duration is each invocation's duration as the local runtime measured it,\n")
 	p("rounded up to 1 ms, times the function's MemorySize in the template (`/_club/stats`); the functions run on\n")
 	p("this machine, beside the local cloud, so their durations are this machine's.\n\n")
@@ -327,7 +329,7 @@ func (r *Report) requestsSection(p printer) {
 	p("Prices (US East, on-demand, no free tier): DynamoDB $%.3f per million write request units and $%.3f per million\n", pr.DynamoDBWriteUnit, pr.DynamoDBReadUnit)
 	p("read request units; SNS $%.2f per million publishes (deliveries to SQS free); SQS $%.2f per million requests;\n", pr.SNSPublish, pr.SQSRequest)
 	p("Lambda $%.2f per million invocations and $%.10f per GB-second (arm64); API Gateway HTTP API $%.2f per million\n", pr.LambdaInvocation, pr.LambdaGBSecond, pr.HTTPAPIRequest)
-	p("requests. Not included: global secondary index writes, storage, streams (free for Lambda triggers), data\n")
+	p("requests. Not included: storage, streams (free for Lambda triggers), data\n")
 	p("transfer, logs and metrics. Both designs are priced with the same prices from the same run.\n\n")
 	p("| item |")
 	for _, v := range q.Variants {
@@ -366,7 +368,8 @@ func (r *Report) requestsSection(p printer) {
 	p("enrollment's transaction in one; its consumers and relay write plainly but read and write more. The enrollment's\n")
 	p("5 items × 2 = 10 write units ($%.2f/M) and the notifier's 2 status writes are in both designs, so ×0.70 would need\n", 10*pr.DynamoDBWriteUnit)
 	p("the rest of the product to cost almost nothing; see internal/store's package doc for what each cut keeps.\n\n")
-	p("DynamoDB units by operation, per enrollment (write units / read units / items, of which in transactions):\n\n")
+	p("DynamoDB units by operation, per enrollment (write units / read units / items, of which in transactions; then the\n")
+	p("write units of index entries):\n\n")
 	p("| operation |")
 	for _, v := range q.Variants {
 		p(" %s |", v.Name)
@@ -386,6 +389,9 @@ func (r *Report) requestsSection(p printer) {
 					cell = fmt.Sprintf("%.2f / %.2f / %.2f", u.WriteUnits/n, u.ReadUnits/n, float64(u.Items)/n)
 					if u.TransactionItems > 0 {
 						cell += fmt.Sprintf(" (%.2f)", float64(u.TransactionItems)/n)
+					}
+					if u.IndexWriteUnits > 0 {
+						cell += fmt.Sprintf("; index %.2f", u.IndexWriteUnits/n)
 					}
 				}
 			}

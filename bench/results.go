@@ -207,6 +207,7 @@ type UnitCount struct {
 	Operation        string  `json:"operation"`
 	Requests         int64   `json:"requests"`
 	WriteUnits       float64 `json:"write_units"`
+	IndexWriteUnits  float64 `json:"index_write_units"`
 	ReadUnits        float64 `json:"read_units"`
 	Items            int64   `json:"items"`
 	TransactionItems int64   `json:"transaction_items"`

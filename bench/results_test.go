@@ -132,7 +132,7 @@ func TestCostPricesEachRequestClass(t *testing.T) {
 		},
 		Units: []bench.UnitCount{
 			{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 10, WriteUnits: 84, Items: 40, TransactionItems: 40},
-			{Service: "dynamodb", Operation: "UpdateItem", Requests: 20, WriteUnits: 20, Items: 20},
+			{Service: "dynamodb", Operation: "UpdateItem", Requests: 20, WriteUnits: 20, IndexWriteUnits: 5, Items: 20},
 			{Service: "dynamodb", Operation: "GetItem", Requests: 30, ReadUnits: 15, Items: 30},
 			{Service: "sns", Operation: "PublishBatch", Requests: 1, Billed: 2},
 			{Service: "sns", Operation: "Subscribe", Requests: 1, Billed: 1}, // not a publish
@@ -156,11 +156,12 @@ func TestCostPricesEachRequestClass(t *testing.T) {
 		units[l.Item] = l.Units
 	}
 	require.InDelta(t, 8.4+2, units[bench.CostWriteUnits], 1e-9)
+	require.InDelta(t, 0.5, units[bench.CostIndexUnits], 1e-9)
 	require.InDelta(t, 1.5, units[bench.CostReadUnits], 1e-9)
 	require.InDelta(t, 0.2, units[bench.CostSNS], 1e-9)
 	require.InDelta(t, 1.1, units[bench.CostSQS], 1e-9)
 	require.InDelta(t, gbs, units[bench.CostDuration], 1e-12)
-	want := 10.4*0.625 + 1.5*0.125 + 0.2*0.50 + 1.1*0.40 + 1.1*0.20 + gbs*0.0000133334*1e6 + 1*1.00
+	want := 10.4*0.625 + 0.5*0.625 + 1.5*0.125 + 0.2*0.50 + 1.1*0.40 + 1.1*0.20 + gbs*0.0000133334*1e6 + 1*1.00
 	require.InDelta(t, want, bench.TotalUSD(lines), 1e-9)
 	require.Nil(t, bench.Cost(bench.RequestVariant{}, bench.ListPrices))
 }

@@ -15,6 +15,18 @@
 //     engine; a missing item counts as one unit). A write refused by its
 //     condition (ConditionalCheckFailedException, TransactionCanceled) is
 //     billed as AWS bills it; a request refused otherwise is not.
+//   - DynamoDB global secondary indexes, counted apart (IndexWriteUnits):
+//     an item entering an index is one write of its projection (the
+//     table's and the index's keys, plus every attribute for ALL, the
+//     included ones for INCLUDE), per 1 KB rounded up; leaving it, one
+//     write; a change of an index key, two (the old entry deleted, the new
+//     one put); a change of projected attributes only, one; an item in no
+//     index before or after, nothing. The items are read from the engine
+//     just before and just after the call (a concurrent write to the same
+//     item in between would be taken as this one's); a refused write
+//     changes no index. Index writes are priced as plain writes, also for
+//     the items of a transaction: AWS documents the doubling for the
+//     table's items, and indexes are updated asynchronously.
 //   - DynamoDB reads: one read request unit per 4 KB for a strongly
 //     consistent read, half for an eventually consistent one, twice for a
 //     transactional one. GetItem and each item of a BatchGetItem or
@@ -26,8 +38,7 @@
 //   - SNS: one publish per 64 KB chunk of the payload of a Publish or of a
 //     whole PublishBatch, at least one.
 //
-// Not counted: global secondary index writes, the size of the item a Put
-// replaces, items a Query or Scan reads but its filter drops, and requests
-// of other services (they are counted, unpriced, by the endpoint's request
-// counter).
+// Not counted: the size of the item a Put replaces, items a Query or Scan
+// reads but its filter drops, and requests of other services (they are
+// counted, unpriced, by the endpoint's request counter).
 package billing

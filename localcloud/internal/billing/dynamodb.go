@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/clubdev/club/localcloud/internal/httptee"
@@ -40,75 +39,110 @@ type batchGet struct {
 	ConsistentRead bool              `json:"ConsistentRead"`
 }
 
-// beforeImages are the sizes of items as they were before a write, by
-// table and key.
-type beforeImages map[string]int
+// writeImages are the items a write touches as they were before it: the
+// items it deletes or checks (their size is what they are billed), and
+// every item it writes in a table with global secondary indexes (to price
+// the index writes, indexed).
+type writeImages struct {
+	before  map[string]Item
+	indexed []keyRef
+}
 
 func refID(table string, key json.RawMessage) string { return table + "\x00" + string(key) }
 
-// imagesBefore reads the items a write deletes or checks, before it runs.
-func (m *Meter) imagesBefore(operation string, body []byte) beforeImages {
-	var refs []keyRef
+func (w *writeImages) size(table string, key json.RawMessage) int {
+	if w == nil {
+		return 0
+	}
+	return ItemSize(w.before[refID(table, key)])
+}
+
+// imagesBefore reads the items a write touches, before it runs.
+func (m *Meter) imagesBefore(operation string, body []byte) *writeImages {
 	var req writeRequest
 	switch operation {
-	case "DeleteItem", "TransactWriteItems", "BatchWriteItem":
+	case "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
 		if json.Unmarshal(body, &req) != nil {
 			return nil
 		}
 	default:
 		return nil
 	}
+	w := &writeImages{before: map[string]Item{}}
+	read := func(k keyRef) {
+		if _, done := w.before[refID(k.TableName, k.Key)]; !done {
+			w.before[refID(k.TableName, k.Key)] = m.image(k)
+		}
+	}
+	// written notes an item a write puts, updates or deletes: read when
+	// its table has indexes.
+	written := func(table string, key json.RawMessage, item Item) {
+		s := m.shape(table)
+		if s == nil || len(s.indexes) == 0 {
+			return
+		}
+		if key == nil {
+			if key = s.keyOf(item); key == nil {
+				return
+			}
+		}
+		k := keyRef{table, key}
+		read(k)
+		w.indexed = append(w.indexed, k)
+	}
 	switch operation {
+	case "PutItem":
+		written(req.TableName, nil, req.Item)
+	case "UpdateItem":
+		written(req.TableName, req.Key, nil)
 	case "DeleteItem":
-		refs = append(refs, keyRef{req.TableName, req.Key})
+		read(keyRef{req.TableName, req.Key})
+		written(req.TableName, req.Key, nil)
 	case "TransactWriteItems":
 		for _, ti := range req.TransactItems {
-			for _, k := range []*keyRef{ti.Delete, ti.ConditionCheck} {
-				if k != nil {
-					refs = append(refs, *k)
-				}
+			switch {
+			case ti.Put != nil:
+				written(ti.Put.TableName, nil, ti.Put.Item)
+			case ti.Update != nil:
+				written(ti.Update.TableName, ti.Update.Key, nil)
+			case ti.Delete != nil:
+				read(*ti.Delete)
+				written(ti.Delete.TableName, ti.Delete.Key, nil)
+			case ti.ConditionCheck != nil:
+				read(*ti.ConditionCheck)
 			}
 		}
 	case "BatchWriteItem":
 		for table, raw := range req.RequestItems {
 			var ws batchWrite
 			_ = json.Unmarshal(raw, &ws)
-			for _, w := range ws {
-				if w.DeleteRequest != nil {
-					refs = append(refs, keyRef{table, w.DeleteRequest.Key})
+			for _, bw := range ws {
+				switch {
+				case bw.PutRequest != nil:
+					written(table, nil, bw.PutRequest.Item)
+				case bw.DeleteRequest != nil:
+					read(keyRef{table, bw.DeleteRequest.Key})
+					written(table, bw.DeleteRequest.Key, nil)
 				}
 			}
 		}
 	}
-	out := beforeImages{}
-	for _, k := range refs {
-		out[refID(k.TableName, k.Key)] = m.itemSize(k)
-	}
-	return out
+	return w
 }
 
-// itemSize reads an item from the engine (strongly consistent, without
-// being metered) and returns its size, 0 when it is missing or unreadable.
-func (m *Meter) itemSize(k keyRef) int {
-	if m.engine == nil {
-		return 0
+// indexWrites adds to line the index write units of a write that
+// succeeded: each indexed item it touched, read again after it.
+func (m *Meter) indexWrites(line *Line, w *writeImages) {
+	for _, k := range w.indexed {
+		if s := m.shape(k.TableName); s != nil {
+			line.IndexWriteUnits += s.indexWriteUnits(w.before[refID(k.TableName, k.Key)], m.image(k))
+		}
 	}
-	body, _ := json.Marshal(map[string]any{"TableName": k.TableName, "Key": k.Key, "ConsistentRead": true})
-	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=billing/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
-	rec := httptest.NewRecorder()
-	m.engine.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return 0
-	}
-	var out struct{ Item Item }
-	if json.Unmarshal(rec.Body.Bytes(), &out) != nil {
-		return 0
-	}
-	return ItemSize(out.Item)
 }
+
+// itemSize is the size of an item as the engine holds it now, 0 when it
+// is missing or unreadable.
+func (m *Meter) itemSize(k keyRef) int { return ItemSize(m.image(k)) }
 
 // billed says whether AWS bills a DynamoDB answer: a success, or a write
 // refused by its condition.
@@ -124,7 +158,7 @@ func billed(tee *httptee.Writer) bool {
 }
 
 // dynamoDB fills line with the units of one DynamoDB call.
-func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before beforeImages) {
+func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before *writeImages) {
 	if !billed(tee) {
 		return
 	}
@@ -140,7 +174,7 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before be
 	case "UpdateItem":
 		line.WriteUnits, line.Items = WriteUnits(m.itemSize(keyRef{req.TableName, req.Key})), 1
 	case "DeleteItem":
-		line.WriteUnits, line.Items = WriteUnits(before[refID(req.TableName, req.Key)]), 1
+		line.WriteUnits, line.Items = WriteUnits(before.size(req.TableName, req.Key)), 1
 	case "TransactWriteItems":
 		for _, ti := range req.TransactItems {
 			size := 0
@@ -150,9 +184,9 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before be
 			case ti.Update != nil:
 				size = m.itemSize(*ti.Update)
 			case ti.Delete != nil:
-				size = before[refID(ti.Delete.TableName, ti.Delete.Key)]
+				size = before.size(ti.Delete.TableName, ti.Delete.Key)
 			case ti.ConditionCheck != nil:
-				size = before[refID(ti.ConditionCheck.TableName, ti.ConditionCheck.Key)]
+				size = before.size(ti.ConditionCheck.TableName, ti.ConditionCheck.Key)
 			}
 			line.WriteUnits += 2 * WriteUnits(size)
 			line.Items++
@@ -175,7 +209,7 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before be
 				case w.PutRequest != nil:
 					units = append(units, WriteUnits(ItemSize(w.PutRequest.Item)))
 				case w.DeleteRequest != nil:
-					units = append(units, WriteUnits(before[refID(table, w.DeleteRequest.Key)]))
+					units = append(units, WriteUnits(before.size(table, w.DeleteRequest.Key)))
 				}
 			}
 		}
@@ -226,6 +260,9 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before be
 			line.Items++
 			line.TransactionItems++
 		}
+	}
+	if ok && before != nil {
+		m.indexWrites(line, before)
 	}
 }
 

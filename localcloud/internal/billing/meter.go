@@ -22,7 +22,10 @@ type Line struct {
 	Requests int64 `json:"requests"`
 	// WriteUnits and ReadUnits are DynamoDB request units.
 	WriteUnits float64 `json:"write_units,omitempty"`
-	ReadUnits  float64 `json:"read_units,omitempty"`
+	// IndexWriteUnits are the write units of the global secondary index
+	// entries the writes put, changed or deleted.
+	IndexWriteUnits float64 `json:"index_write_units,omitempty"`
+	ReadUnits       float64 `json:"read_units,omitempty"`
 	// Items are the DynamoDB items written or read (transactional ones
 	// once).
 	Items int64 `json:"items,omitempty"`
@@ -40,12 +43,13 @@ type Meter struct {
 	engine http.Handler
 	mu     sync.Mutex
 	lines  map[opKey]*Line
+	shapes map[string]*tableShape // by table name
 }
 
 // New returns a meter, switched off, that reads item images from engine
 // (the DynamoDB engine's handler, reached without the meter).
 func New(engine http.Handler) *Meter {
-	return &Meter{engine: engine, lines: map[opKey]*Line{}}
+	return &Meter{engine: engine, lines: map[opKey]*Line{}, shapes: map[string]*tableShape{}}
 }
 
 // SetEngine sets the engine item images are read from.
@@ -89,6 +93,7 @@ func (m *Meter) add(l Line) {
 	}
 	t.Requests++
 	t.WriteUnits += l.WriteUnits
+	t.IndexWriteUnits += l.IndexWriteUnits
 	t.ReadUnits += l.ReadUnits
 	t.Items += l.Items
 	t.TransactionItems += l.TransactionItems
@@ -147,7 +152,7 @@ func (m *Meter) Wrap(next http.Handler) http.Handler {
 			operation = form.Get("Action")
 		}
 		line := Line{Service: service, Operation: operation}
-		var before beforeImages
+		var before *writeImages
 		if service == "dynamodb" {
 			before = m.imagesBefore(operation, body)
 		}

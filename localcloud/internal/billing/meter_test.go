@@ -19,9 +19,10 @@ import (
 	"github.com/clubdev/club/localcloud/internal/billing"
 )
 
-// TestMeterBillsRealRequestsPerItem sends requests through the meter to the
-// emulator and checks each operation's billed units.
-func TestMeterBillsRealRequestsPerItem(t *testing.T) {
+// metered starts the emulator behind a meter (off) and returns clients
+// that call it through the meter.
+func metered(t *testing.T) (*billing.Meter, *dynamodb.Client, *sqs.Client) {
+	t.Helper()
 	srv := kumo.NewServer()
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
@@ -30,15 +31,20 @@ func TestMeterBillsRealRequestsPerItem(t *testing.T) {
 	m := billing.New(engine)
 	front := httptest.NewServer(m.Wrap(engine))
 	t.Cleanup(front.Close)
-
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("k", "s", "")}
-	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(front.URL) })
-	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(front.URL) })
+	return m, dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(front.URL) }),
+		sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(front.URL) })
+}
+
+// TestMeterBillsRealRequestsPerItem sends requests through the meter to the
+// emulator and checks each operation's billed units.
+func TestMeterBillsRealRequestsPerItem(t *testing.T) {
+	m, ddb, q := metered(t)
 	ctx := context.Background()
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	key := func(pk string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"pk": s(pk)} }
 
-	_, err = ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String("t"),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
@@ -95,4 +101,84 @@ func TestMeterBillsRealRequestsPerItem(t *testing.T) {
 	require.Equal(t, int64(2), got["sqs ReceiveMessage"].Billed)
 	_, created := got["dynamodb CreateTable"]
 	require.False(t, created, "nothing is counted while the meter is off")
+}
+
+// TestMeterBillsIndexWrites checks the write units of global secondary
+// index entries, by AWS's rules, through the meter to the emulator: an item
+// entering an index, a projected attribute changing, an index key changing
+// (two), an item leaving, a refused write (none), a transaction's items
+// (not doubled), and a projection that a write does not touch (none).
+func TestMeterBillsIndexWrites(t *testing.T) {
+	m, ddb, _ := metered(t)
+	ctx := context.Background()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	key := func(pk string) map[string]types.AttributeValue { return map[string]types.AttributeValue{"pk": s(pk)} }
+	set := func(expr string, values ...string) {
+		t.Helper()
+		vals := map[string]types.AttributeValue{}
+		for i := 0; i+1 < len(values); i += 2 {
+			vals[values[i]] = s(values[i+1])
+		}
+		in := &dynamodb.UpdateItemInput{TableName: aws.String("ix"), Key: key("a"),
+			UpdateExpression: aws.String(expr), ExpressionAttributeValues: vals}
+		if strings.Contains(expr, "#o") {
+			in.ExpressionAttributeNames = map[string]string{"#o": "owner"} // a reserved word
+		}
+		_, err := ddb.UpdateItem(ctx, in)
+		require.NoError(t, err)
+	}
+	attr := func(name string) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
+	}
+	keys := func(names ...string) []types.KeySchemaElement {
+		out := []types.KeySchemaElement{{AttributeName: aws.String(names[0]), KeyType: types.KeyTypeHash}}
+		if len(names) > 1 {
+			out = append(out, types.KeySchemaElement{AttributeName: aws.String(names[1]), KeyType: types.KeyTypeRange})
+		}
+		return out
+	}
+	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String("ix"),
+		AttributeDefinitions: []types.AttributeDefinition{attr("pk"), attr("shard"), attr("created"), attr("owner")},
+		KeySchema:            keys("pk"),
+		BillingMode:          types.BillingModePayPerRequest,
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{IndexName: aws.String("pending"), KeySchema: keys("shard", "created"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}},
+			{IndexName: aws.String("by_owner"), KeySchema: keys("owner"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+		},
+	})
+	require.NoError(t, err)
+
+	m.Enable(true)
+	big := strings.Repeat("x", 1500)
+	_, err = ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("ix"),
+		Item: map[string]types.AttributeValue{"pk": s("a"), "shard": s("1"), "created": s("t"), "v": s(big)}})
+	require.NoError(t, err)          // enters pending, all projected, 1.5 KB: 2; not in by_owner: 0
+	set("SET v = :v", ":v", "small") // pending's projection changes: 1; by_owner: 0
+	set("SET #o = :o", ":o", "o1")   // pending: 1; enters by_owner: 1
+	set("SET #o = :o", ":o", "o2")   // pending: 1; by_owner's key changes: 2
+	set("SET v = :v", ":v", "other") // pending: 1; by_owner holds keys only: 0
+	_, err = ddb.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{
+		"ix": {{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{"pk": s("a"), "created": s("t"), "v": s("other"), "owner": s("o2")}}}},
+	}})
+	require.NoError(t, err) // leaves pending (no shard): 1; by_owner unchanged: 0
+	_, err = ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("ix"),
+		Item: map[string]types.AttributeValue{"pk": s("a"), "shard": s("9"), "created": s("t")}, ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	require.Error(t, err) // refused: no index write
+	_, err = ddb.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String("ix"), Item: map[string]types.AttributeValue{"pk": s("b"), "shard": s("1"), "created": s("t")}}}, // enters pending: 1
+		{Delete: &types.Delete{TableName: aws.String("ix"), Key: key("a")}},                                                                     // leaves by_owner: 1
+	}})
+	require.NoError(t, err)
+
+	got := map[string]billing.Line{}
+	for _, l := range m.Snapshot() {
+		got[l.Operation] = l
+	}
+	require.Equal(t, 2.0, got["PutItem"].IndexWriteUnits, "a put entering an index; a refused put")
+	require.Equal(t, 7.0, got["UpdateItem"].IndexWriteUnits, "1 + 2 + 3 + 1")
+	require.Equal(t, 1.0, got["BatchWriteItem"].IndexWriteUnits, "leaving an index")
+	require.Equal(t, 2.0, got["TransactWriteItems"].IndexWriteUnits, "index writes of a transaction are not doubled")
+	require.Equal(t, 3.0, got["PutItem"].WriteUnits, "the table's own units are unchanged: 2 + 1")
+	require.Equal(t, 4.0, got["TransactWriteItems"].WriteUnits)
 }
