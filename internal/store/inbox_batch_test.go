@@ -86,10 +86,7 @@ func TestRosterEntriesAreTheirOwnInbox(t *testing.T) {
 		t.Helper()
 		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(cfg.ClubTable), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: "INBOX#" + consumer + "#" + eventID},
-				"sk": &types.AttributeValueMemberS{Value: "INBOX"},
-			},
+			Key: map[string]types.AttributeValue{"pk": s("INBOX#" + consumer + "#" + eventID), "sk": s("INBOX")},
 		})
 		require.NoError(t, err)
 		return out.Item
@@ -98,16 +95,9 @@ func TestRosterEntriesAreTheirOwnInbox(t *testing.T) {
 		require.Empty(t, row(projection.ConsumerRoster, env.EventID), "no roster inbox row for %s", env.EventID)
 		require.NotEmpty(t, row(projection.ConsumerAnalytics, env.EventID), "analytics keeps its inbox row for %s", env.EventID)
 	}
-	entry, err := client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(cfg.ClubTable), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: "CLASS#c-0"},
-			"sk": &types.AttributeValueMemberS{Value: "ROSTER#e-0"},
-		},
-	})
-	require.NoError(t, err)
-	require.Equal(t, &types.AttributeValueMemberS{Value: envs[0].EventID}, entry.Item["created_event"])
-	require.Equal(t, &types.AttributeValueMemberS{Value: envs[0].Fingerprint()}, entry.Item["created_fp"])
+	entry := rawItem(t, cfg.ClubTable, map[string]types.AttributeValue{"pk": s("CLASS#c-0"), "sk": s("ROSTER#e-0")})
+	require.Equal(t, s(envs[0].EventID), entry["created_event"])
+	require.Equal(t, s(envs[0].Fingerprint()), entry["created_fp"])
 	var students int
 	for c := range 3 {
 		r, err := st.Projections.Roster(ctx, fmt.Sprintf("c-%d", c))
