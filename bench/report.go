@@ -361,8 +361,8 @@ func (r *Report) requestsSection(p printer) {
 	}
 	p("Where the product's transactional items come from, per enrollment: the enrollment's own transaction, 5\n")
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); analytics,\n")
-	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, its inbox row and the\n")
-	p("roster entry. Cut: the class's roster as-of item (one per class per batch) is no longer written, as_of rides on the\n")
+	p("its inbox row and the class's counter (one per class per batch, increments summed); roster, the roster entry alone\n")
+	p("(it records the events applied to it: no inbox row). Cut: the class's roster as-of item (one per class per batch) is no longer written, as_of rides on the\n")
 	p("entries; the relay's marks were a transaction (one item per enrollment, 2 units) and are now plain writes, 25 per\n")
 	p("BatchWriteItem (1 unit). The naive design writes only the\n")
 	p("enrollment's transaction in one; its consumers and relay write plainly but read and write more. The enrollment's\n")

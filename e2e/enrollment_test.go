@@ -453,13 +453,17 @@ func TestDuplicateDeliveriesChangeNothing(t *testing.T) {
 }
 
 // A malformed event, an unknown major version and a contract conflict each
-// reach the consumer's DLQ with a reason; good messages beside them are processed.
+// reach the consumer's DLQ with a reason, for analytics (which recognises the
+// conflict by its inbox row) and for the roster (by the entry's record of the
+// event); good messages beside them are processed.
 func TestPoisonMessagesReachTheDLQWithAReason(t *testing.T) {
 	classID, teacher := newClass(t, 10)
 	student := newUser(t, "student")
 	r := enroll(t, student, classID, id("key"))
 	require.Equal(t, http.StatusCreated, r.status)
-	eventually(t, 15*time.Second, "counted", func() bool { return enrollmentsTotal(t, teacher, classID) == 1 })
+	eventually(t, 15*time.Second, "counted and listed", func() bool {
+		return enrollmentsTotal(t, teacher, classID) == 1 && len(rosterStudents(t, teacher, classID)) == 1
+	})
 	good := outboxEnvelope(t, r.str("enrollment_id"))
 
 	var env map[string]any
@@ -479,21 +483,28 @@ func TestPoisonMessagesReachTheDLQWithAReason(t *testing.T) {
 	r2 := enroll(t, other, classID, id("key"))
 	require.Equal(t, http.StatusCreated, r2.status)
 
-	for _, body := range []string{malformed, unknownVersion, conflict} {
-		sendEnvelope(t, "AnalyticsQueue", body)
-	}
-	reasons := map[string]string{}
-	eventually(t, 30*time.Second, "three messages in the analytics DLQ", func() bool {
-		for _, m := range receiveAll(t, "AnalyticsDLQ") {
-			reasons[*m.Body] = attr(m, "dlq_code")
-			require.NotEmpty(t, attr(m, "dlq_reason"), "a reason for a person")
+	for _, consumer := range []string{"Analytics", "Roster"} {
+		for _, body := range []string{malformed, unknownVersion, conflict} {
+			sendEnvelope(t, consumer+"Queue", body)
 		}
-		return len(reasons) >= 3
+	}
+	for _, dlq := range []string{"AnalyticsDLQ", "RosterDLQ"} {
+		reasons := map[string]string{}
+		eventually(t, 30*time.Second, "three messages in "+dlq, func() bool {
+			for _, m := range receiveAll(t, dlq) {
+				reasons[*m.Body] = attr(m, "dlq_code")
+				require.NotEmpty(t, attr(m, "dlq_reason"), "a reason for a person")
+			}
+			return len(reasons) >= 3
+		})
+		require.Equal(t, "malformed_event", reasons[malformed], dlq)
+		require.Equal(t, "unsupported_version", reasons[unknownVersion], dlq)
+		require.Equal(t, "contract_conflict", reasons[conflict], dlq)
+	}
+	eventually(t, 15*time.Second, "the good event was counted and listed", func() bool {
+		return enrollmentsTotal(t, teacher, classID) == 2 && len(rosterStudents(t, teacher, classID)) == 2
 	})
-	require.Equal(t, "malformed_event", reasons[malformed])
-	require.Equal(t, "unsupported_version", reasons[unknownVersion])
-	require.Equal(t, "contract_conflict", reasons[conflict])
-	eventually(t, 15*time.Second, "the good event was counted", func() bool { return enrollmentsTotal(t, teacher, classID) == 2 })
+	require.ElementsMatch(t, []string{student.sub, other.sub}, rosterStudents(t, teacher, classID), "the conflict changed no entry")
 }
 
 func attr(m sqstypes.Message, name string) string {

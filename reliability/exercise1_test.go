@@ -99,7 +99,7 @@ func TestExercise1(t *testing.T) {
 			deliveries: [3]int{2, 2, 2}, client: answeredAtOnce, fired: fault.RelayAfterPublish, firedTimes: 1,
 			fault:      "`relay.after_publish`: the broker took the event; the relay exits before marking the row",
 			repeats:    "the stream retries the batch and publishes the same `event_id` again",
-			recognised: "each consumer: the inbox row (analytics, roster), the notification already `sent` (notifier)",
+			recognised: "each consumer: the inbox row (analytics), the roster entry's record of the event (roster), the notification already `sent` (notifier)",
 		},
 		{
 			name: "3b. Published and marked, not reported", rules: crashOnce(fault.RelayAfterMark, "RelayFunction"),
@@ -120,14 +120,14 @@ func TestExercise1(t *testing.T) {
 			deliveries: [3]int{2, 2, 2}, client: answeredAtOnce, fired: fault.ConsumerAfterCommit, firedTimes: 3,
 			fault:      "`consumer.after_commit`: each consumer exits once after its commit, before the ack",
 			repeats:    "SQS redelivers after the visibility timeout",
-			recognised: "the inbox row `INBOX#<consumer>#<event_id>` (analytics, roster); the notification already `sent` (notifier)",
+			recognised: "the inbox row `INBOX#analytics#<event_id>` (analytics); the entry's `created_event`/`cancelled_event` (roster); the notification already `sent` (notifier)",
 		},
 		{
 			name: "6. A manual replay after the ack", replay: true,
 			deliveries: [3]int{2, 2, 2}, client: answeredAtOnce,
 			fault:      "none: the stored event is sent again, with its `event_id`, to every consumer queue",
 			repeats:    "an operator (`clubctl replay`), within the inbox retention",
-			recognised: "the inbox rows and the notification status, as in 5",
+			recognised: "the inbox rows, the roster entries' records and the notification status, as in 5",
 		},
 		{
 			name: "Mail: accepted, not recorded", rules: crashOnce(fault.NotifierAfterSend, "NotifierFunction"),

@@ -30,8 +30,9 @@ const (
 	// ConsumerBeforeCommit: an SQS consumer received a message and has not
 	// run its handler (nothing committed).
 	ConsumerBeforeCommit Point = "consumer.before_commit"
-	// ConsumerAfterCommit: the handler committed its effect (and inbox row);
-	// the message is not acknowledged yet.
+	// ConsumerAfterCommit: the handler committed its effect (and its record
+	// of the event: an inbox row, or the roster entry's own); the message is
+	// not acknowledged yet.
 	ConsumerAfterCommit Point = "consumer.after_commit"
 	// NotifierAfterSend: the mail provider accepted the message; the
 	// notification is not recorded as sent.

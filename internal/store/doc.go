@@ -30,11 +30,11 @@
 //	class         CLASS#<class_id>               CLASS                  capacity, seats_taken (the seat counter), class_teacher_id
 //	member        CLASS#<class_id>               MEMBER#<student_id>    the student's claim on a seat: unique per class and student
 //	roster        CLASS#<class_id>               ROSTER                 as_of of the roster projection (read, no longer written)
-//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at, as_of (of the write)
+//	roster_entry  CLASS#<class_id>               ROSTER#<enrollment_id> student_id, enrolled_at, cancelled_at, as_of (of the write); created_event, created_fp, cancelled_event, cancelled_fp (the roster's inbox)
 //	stats         CLASS#<class_id>               STATS                  enrollments_total, cancellations_total
 //	enrollment    ENROLLMENT#<enrollment_id>     ENROLLMENT             status, notification_*, captured_email (at_enrollment policy only)
 //	idempotency   IDEM#<caller>                  KEY#<key>              fingerprint, response_status, response_body; ttl
-//	inbox         INBOX#<consumer>#<event_id>    INBOX                  fingerprint, event_type, processed_at; ttl
+//	inbox         INBOX#<consumer>#<event_id>    INBOX                  fingerprint, event_type, processed_at; ttl (every consumer but the roster)
 //	profile       USER#<user_id>                 PROFILE                email, display_name
 //	lease         LEASE#<name>                   LEASE                  owner, lease_expires_ms
 //	intensive     INTENSIVE#<intensive_id>       INTENSIVE              capacity, seats_free, seats_held, seats_taken, price, hold_seconds
@@ -113,10 +113,38 @@
 // event with ApplyOnce. The roster's as_of rides on the entries the
 // transaction writes anyway instead of on an item of its own (the reader
 // takes the latest), so a batch writes one item per class fewer: every item
-// of a transaction costs two write units. The inbox rows stay: they are what
-// makes a counter's increment happen once, and what recognises an event id
-// reused with other content (a roster entry keyed by enrollment would not
-// see an event moved to another class or enrollment).
+// of a transaction costs two write units.
+//
+// The roster's entries are their own inbox (projection.RecordedOnEntry: the
+// roster consumer's applications of one roster effect, which is every one
+// it makes). An entry is keyed by enrollment, so its effect is idempotent by
+// key, and it carries the record of the events applied to it: created_event
+// and created_fp (the event id and fingerprint of the AddToRoster),
+// cancelled_event and cancelled_fp (of the RemoveFromRoster). Its write sets
+// them with the effect, conditional on "attribute_not_exists(<own>_event)
+// AND (attribute_not_exists(<other>_event) OR <other>_event <> :id)"
+// (projection.EntryRecord.Admits), and no inbox row is written. ApplyOnce is
+// then one conditional UpdateItem (one write unit instead of a transaction
+// of two items, four); when it is refused, the entry is read (strongly
+// consistent) and its record decides: the same id and fingerprint →
+// inbox.ErrDuplicate, the same id with another fingerprint or of the other
+// kind, or another event of the same kind → inbox.ErrContractConflict. In
+// ApplyAllOnce the entry's update carries the condition, so a roster batch
+// is one item per entry (an enrollment and its cancellation merged, both
+// conditions required) and still one TransactWriteItems; an applied event
+// cancels it, and ApplyOnce settles each event as above. A duplicate moves
+// nothing, as_of included. Analytics keeps its inbox rows: a counter's
+// increment is not idempotent by key. So do other consumers and
+// applications mixing effects, even in one batch with recorded ones.
+//
+// What the roster gives up: an event id reused with content that names
+// another enrollment or class lands on another entry, which has no record of
+// it, so the roster applies it (analytics still recognises it by its inbox
+// row and dead-letters it). And an entry's record, unlike an inbox row,
+// never expires: a redelivery or replay of a roster event is recognised
+// however late it comes. Entries written before they carried a record have
+// none: an event applied then and delivered again is applied again, which
+// sets the same values (only as_of moves).
 //
 // The notifier changes an enrollment's notification with one conditional
 // UpdateItem per step (ChangeNotification) and no read: "SET status = to
@@ -145,7 +173,8 @@
 // relay's stream filter should select INSERT records only.
 //
 // Idempotency records expire CreatedAt + IdempotencyRetention (24 h by
-// default), inbox rows processed_at + InboxRetention (7 days). TTL deletes
+// default), inbox rows processed_at + InboxRetention (7 days); a roster
+// entry's record of its events does not expire. TTL deletes
 // lazily (on AWS within about two days, on kumo every 30 s), so readers never
 // rely on an expired row being gone.
 //

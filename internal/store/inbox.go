@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/clubdev/club/events"
@@ -36,10 +37,18 @@ var _ projection.Inbox = (*Inbox)(nil)
 // ApplyOnce commits, in one TransactWriteItems, the inbox row (conditional on
 // its absence) and the writes of the effects. The effects' writes are
 // unconditional and commutative (see package projection), so the inbox row is
-// the only item that can cancel the transaction.
+// the only item that can cancel the transaction. An application recorded on
+// its roster entry (projection.RecordedOnEntry) is instead one conditional
+// UpdateItem of that entry (see applyOnEntry).
 func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envelope, effects []projection.Effect) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
+	}
+	if eff, ok := projection.RecordedOnEntry(consumer, effects); ok {
+		if err := s.applyOnEntry(ctx, env, eff); err != nil {
+			return fmt.Errorf("inbox %s, event %s: %w", consumer, env.EventID, err)
+		}
+		return nil
 	}
 	items, err := s.transactItems(consumer, []projection.Application{{Event: env, Effects: effects}})
 	if err != nil {
@@ -77,12 +86,67 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 	return stored.Check(env.Fingerprint())
 }
 
-// ApplyAllOnce commits the batch's inbox rows and merged effects in one
+// entryRecordItem is the record a roster entry keeps of the events applied
+// to it (projection.EntryRecord).
+type entryRecordItem struct {
+	CreatedEvent   string `dynamodbav:"created_event"`
+	CreatedFP      string `dynamodbav:"created_fp"`
+	CancelledEvent string `dynamodbav:"cancelled_event"`
+	CancelledFP    string `dynamodbav:"cancelled_fp"`
+}
+
+// applyOnEntry applies eff, the one effect of an application recorded on its
+// roster entry, with one UpdateItem: the effect's attributes, as_of and the
+// record of env, conditional on the entry admitting env
+// (projection.EntryRecord.Admits). One item outside a transaction: one write
+// unit. When the condition fails, the entry is read (strongly consistent) and
+// its record says whether env is a duplicate or a contract conflict.
+func (s *Inbox) applyOnEntry(ctx context.Context, env events.Envelope, eff projection.Effect) error {
+	w := newEffectWriter(formatTime(s.now()))
+	if err := w.record(env, eff); err != nil {
+		return err
+	}
+	if err := w.add(eff); err != nil {
+		return err
+	}
+	up := w.items(aws.String(s.cfg.ClubTable))[0].Update
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: up.TableName, Key: up.Key, UpdateExpression: up.UpdateExpression,
+		ConditionExpression: up.ConditionExpression, ExpressionAttributeValues: up.ExpressionAttributeValues,
+	})
+	if err == nil {
+		return nil
+	}
+	if !isConditionFailed(err) {
+		return fmt.Errorf("update roster entry: %w", err)
+	}
+	classID, enrollmentID, _ := projection.EntryOf(eff)
+	rec, err := readItem[entryRecordItem](ctx, s.base, itemKey(rosterEntryKey(classID, enrollmentID)),
+		"roster entry "+classID+"/"+enrollmentID, club.ErrContention)
+	if err != nil {
+		return err
+	}
+	stored := projection.EntryRecord{
+		CreatedEvent: rec.CreatedEvent, CreatedFingerprint: rec.CreatedFP,
+		CancelledEvent: rec.CancelledEvent, CancelledFingerprint: rec.CancelledFP,
+	}
+	if err := stored.Check(env, eff); err != nil {
+		return err
+	}
+	// Entries never lose their record, so this is not expected; the
+	// caller's retry will apply the event.
+	return fmt.Errorf("roster entry %s/%s refused the event, then admits it: %w", classID, enrollmentID, club.ErrContention)
+}
+
+// ApplyAllOnce commits the batch's records and merged effects in one
 // TransactWriteItems, or in halves when they would exceed DynamoDB's 100
 // items (see projection.Inbox). A batch of ten enrollment events is one
-// request instead of ten. The error of a cancelled transaction does not say
-// which event was the duplicate: the caller applies each event on its own
-// then.
+// request instead of ten. The records are inbox rows, except for the
+// applications recorded on their roster entries (projection.RecordedOnEntry):
+// those are written on the entry, whose update is then conditional on the
+// entry admitting them, so a roster batch is one item per entry. The error of
+// a cancelled transaction does not say which event was the duplicate: the
+// caller applies each event on its own then.
 func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
@@ -105,43 +169,50 @@ func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []proje
 }
 
 // transactItems returns the inbox row of each event (conditional on its
-// absence), in batch order, followed by the writes of all their effects.
+// absence) that is not recorded on its roster entry, in batch order,
+// followed by the writes of all their effects and the records on entries.
 func (s *Inbox) transactItems(consumer string, batch []projection.Application) ([]types.TransactWriteItem, error) {
 	now := s.now()
 	items := make([]types.TransactWriteItem, 0, 3*len(batch))
-	var effects []projection.Effect
+	w := newEffectWriter(formatTime(now))
 	ids := make(map[string]bool, len(batch))
 	for _, a := range batch {
 		if ids[a.Event.EventID] {
 			return nil, fmt.Errorf("event %s twice in one batch", a.Event.EventID)
 		}
 		ids[a.Event.EventID] = true
-		rec := inbox.NewRecord(consumer, a.Event, now)
-		pk, sk := inboxKey(consumer, a.Event.EventID)
-		row, err := attributevalue.MarshalMap(inboxItem{
-			PK: pk, SK: sk, Entity: "inbox",
-			Consumer: consumer, EventID: rec.EventID, EventType: string(rec.EventType),
-			Fingerprint: rec.Fingerprint, ProcessedAt: formatTime(now),
-			TTL: expiry(now.Add(s.cfg.InboxRetention)),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", a.Event.EventID, err)
+		if eff, ok := projection.RecordedOnEntry(consumer, a.Effects); ok {
+			if err := w.record(a.Event, eff); err != nil {
+				return nil, err
+			}
+		} else {
+			rec := inbox.NewRecord(consumer, a.Event, now)
+			pk, sk := inboxKey(consumer, a.Event.EventID)
+			row, err := attributevalue.MarshalMap(inboxItem{
+				PK: pk, SK: sk, Entity: "inbox",
+				Consumer: consumer, EventID: rec.EventID, EventType: string(rec.EventType),
+				Fingerprint: rec.Fingerprint, ProcessedAt: formatTime(now),
+				TTL: expiry(now.Add(s.cfg.InboxRetention)),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("event %s: %w", a.Event.EventID, err)
+			}
+			items = append(items, types.TransactWriteItem{Put: &types.Put{
+				TableName:           aws.String(s.cfg.ClubTable),
+				Item:                row,
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}})
 		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName:           aws.String(s.cfg.ClubTable),
-			Item:                row,
-			ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		}})
-		effects = append(effects, a.Effects...)
+		for _, eff := range a.Effects {
+			if err := w.add(eff); err != nil {
+				return nil, err
+			}
+		}
 	}
-	writes, err := s.effectWrites(effects)
-	if err != nil {
-		return nil, err
-	}
-	return append(items, writes...), nil
+	return append(items, w.items(aws.String(s.cfg.ClubTable))...), nil
 }
 
-// effectWrites translates effects into updates of the club table, one per
+// effectWriter translates effects into updates of the club table, one per
 // item, because a transaction may touch each item only once: the effects
 // on one roster entry are merged (an enrollment and its cancellation in one
 // batch) and counter effects on one class are summed. The roster's as-of is
@@ -149,44 +220,70 @@ func (s *Inbox) transactItems(consumer string, batch []projection.Application) (
 // reader takes the latest, and a class's batch writes one item fewer. Two
 // effects that set one attribute of an item to different values are
 // refused.
-func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWriteItem, error) {
-	asOf := formatTime(s.now())
-	sets := &itemSets{}
-	stats := map[string]*projection.CountStats{}
-	var statsOrder []string
-	for _, eff := range effects {
-		switch eff := eff.(type) {
-		case projection.AddToRoster:
-			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
-			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
-				"student_id", eff.StudentID, "enrolled_at", formatTime(eff.EnrolledAt), "as_of", asOf)
-			if err != nil {
-				return nil, err
-			}
-		case projection.RemoveFromRoster:
-			pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
-			err := sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
-				"cancelled_at", formatTime(eff.CancelledAt), "as_of", asOf)
-			if err != nil {
-				return nil, err
-			}
-		case projection.CountStats:
-			if st, ok := stats[eff.ClassID]; ok {
-				st.Enrollments += eff.Enrollments
-				st.Cancellations += eff.Cancellations
-				continue
-			}
-			st := eff
-			stats[eff.ClassID] = &st
-			statsOrder = append(statsOrder, eff.ClassID)
-		default:
-			return nil, fmt.Errorf("unsupported effect %T", eff)
+type effectWriter struct {
+	asOf       string
+	sets       itemSets
+	stats      map[string]*projection.CountStats
+	statsOrder []string
+}
+
+func newEffectWriter(asOf string) *effectWriter {
+	return &effectWriter{asOf: asOf, stats: map[string]*projection.CountStats{}}
+}
+
+func (w *effectWriter) add(eff projection.Effect) error {
+	switch eff := eff.(type) {
+	case projection.AddToRoster:
+		pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
+		return w.sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
+			"student_id", eff.StudentID, "enrolled_at", formatTime(eff.EnrolledAt), "as_of", w.asOf)
+	case projection.RemoveFromRoster:
+		pk, sk := rosterEntryKey(eff.ClassID, eff.EnrollmentID)
+		return w.sets.set(pk, sk, "entity", "roster_entry", "class_id", eff.ClassID, "enrollment_id", eff.EnrollmentID,
+			"cancelled_at", formatTime(eff.CancelledAt), "as_of", w.asOf)
+	case projection.CountStats:
+		if st, ok := w.stats[eff.ClassID]; ok {
+			st.Enrollments += eff.Enrollments
+			st.Cancellations += eff.Cancellations
+			return nil
 		}
+		st := eff
+		w.stats[eff.ClassID] = &st
+		w.statsOrder = append(w.statsOrder, eff.ClassID)
+		return nil
+	default:
+		return fmt.Errorf("unsupported effect %T", eff)
 	}
-	table := aws.String(s.cfg.ClubTable)
-	writes := sets.updates(table)
-	for _, classID := range statsOrder {
-		st := stats[classID]
+}
+
+// record writes env's record on the roster entry that eff changes
+// (created_event and created_fp for an AddToRoster, cancelled_event and
+// cancelled_fp for a RemoveFromRoster) and makes the entry's update
+// conditional on admitting env, as projection.EntryRecord.Admits: no event
+// of that kind recorded yet, and env's id not the other kind's. Two events
+// of one kind on one entry in a batch set one attribute twice: refused.
+func (w *effectWriter) record(env events.Envelope, eff projection.Effect) error {
+	own, other := "created", "cancelled"
+	switch eff.(type) {
+	case projection.AddToRoster:
+	case projection.RemoveFromRoster:
+		own, other = other, own
+	default:
+		return fmt.Errorf("effect %T is not recorded on a roster entry", eff)
+	}
+	classID, enrollmentID, _ := projection.EntryOf(eff)
+	pk, sk := rosterEntryKey(classID, enrollmentID)
+	if err := w.sets.set(pk, sk, own+"_event", env.EventID, own+"_fp", env.Fingerprint()); err != nil {
+		return err
+	}
+	w.sets.require(pk, sk, fmt.Sprintf("attribute_not_exists(%s_event) AND (attribute_not_exists(%s_event) OR %[2]s_event <> %%s)", own, other), env.EventID)
+	return nil
+}
+
+func (w *effectWriter) items(table *string) []types.TransactWriteItem {
+	writes := w.sets.updates(table)
+	for _, classID := range w.statsOrder {
+		st := w.stats[classID]
 		writes = append(writes, types.TransactWriteItem{Update: &types.Update{
 			TableName:        table,
 			Key:              itemKey(statsKey(classID)),
@@ -197,11 +294,12 @@ func (s *Inbox) effectWrites(effects []projection.Effect) ([]types.TransactWrite
 			},
 		}})
 	}
-	return writes, nil
+	return writes
 }
 
-// itemSets gathers the string attributes to set on items, one update per
-// item, in the order the items were first touched.
+// itemSets gathers the string attributes to set on items, and the
+// conditions of their updates, one update per item, in the order the items
+// were first touched.
 type itemSets struct {
 	order []string            // item keys (pk NUL sk)
 	items map[string]*itemSet // by item key
@@ -211,11 +309,11 @@ type itemSet struct {
 	pk, sk string
 	names  []string          // in the order first set
 	values map[string]string // by name
+	conds  []string          // conditions, each with its value as :c<index>
+	cvals  []string          // the conditions' values, by index
 }
 
-// set records name/value pairs (alternating) for the item; a name already
-// set to another value is an error.
-func (s *itemSets) set(pk, sk string, pairs ...string) error {
+func (s *itemSets) item(pk, sk string) *itemSet {
 	key := pk + "\x00" + sk
 	it, ok := s.items[key]
 	if !ok {
@@ -226,6 +324,13 @@ func (s *itemSets) set(pk, sk string, pairs ...string) error {
 		s.items[key] = it
 		s.order = append(s.order, key)
 	}
+	return it
+}
+
+// set records name/value pairs (alternating) for the item; a name already
+// set to another value is an error.
+func (s *itemSets) set(pk, sk string, pairs ...string) error {
+	it := s.item(pk, sk)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		name, value := pairs[i], pairs[i+1]
 		if old, ok := it.values[name]; ok {
@@ -240,23 +345,38 @@ func (s *itemSets) set(pk, sk string, pairs ...string) error {
 	return nil
 }
 
+// require adds a condition to the item's update; cond holds one %s, where
+// value's placeholder goes. The conditions of an item are all required.
+func (s *itemSets) require(pk, sk, cond, value string) {
+	it := s.item(pk, sk)
+	it.conds = append(it.conds, fmt.Sprintf(cond, fmt.Sprintf(":c%d", len(it.cvals))))
+	it.cvals = append(it.cvals, value)
+}
+
 func (s *itemSets) updates(table *string) []types.TransactWriteItem {
 	out := make([]types.TransactWriteItem, 0, len(s.order))
 	for _, key := range s.order {
 		it := s.items[key]
 		assignments := make([]string, len(it.names))
-		values := make(map[string]types.AttributeValue, len(it.names))
+		values := make(map[string]types.AttributeValue, len(it.names)+len(it.cvals))
 		for i, name := range it.names {
 			v := fmt.Sprintf(":v%d", i)
 			assignments[i] = name + " = " + v
 			values[v] = str(it.values[name])
 		}
-		out = append(out, types.TransactWriteItem{Update: &types.Update{
+		up := &types.Update{
 			TableName:                 table,
 			Key:                       itemKey(it.pk, it.sk),
 			UpdateExpression:          aws.String("SET " + strings.Join(assignments, ", ")),
 			ExpressionAttributeValues: values,
-		}})
+		}
+		if len(it.conds) > 0 {
+			for i, v := range it.cvals {
+				values[fmt.Sprintf(":c%d", i)] = str(v)
+			}
+			up.ConditionExpression = aws.String("(" + strings.Join(it.conds, ") AND (") + ")")
+		}
+		out = append(out, types.TransactWriteItem{Update: up})
 	}
 	return out
 }

@@ -20,10 +20,12 @@ import (
 type countingDB struct {
 	store.DynamoDB
 	gets, updates, transacts atomic.Int32
+	transactItems            atomic.Int32 // items of all transactions
 }
 
 func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	c.transacts.Add(1)
+	c.transactItems.Add(int32(len(in.TransactItems)))
 	return c.DynamoDB.TransactWriteItems(ctx, in, opts...)
 }
 

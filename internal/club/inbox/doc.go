@@ -17,6 +17,12 @@
 // ([DefaultRetention]); it must cover the longest window in which an event can
 // be delivered again, including manual replays, or a replay repeats effects.
 //
+// A consumer whose effect lands on an item keyed by what the event is about
+// may let that item carry the record instead of an inbox row, written by
+// the same conditional write (the roster's entries, see
+// projection.RecordedOnEntry): the same answers, one item fewer, but it sees
+// only the events that land on it, and its record does not expire.
+//
 // The port that applies effects is declared by the consumer that uses it
 // (see package projection); this package holds what all of them share.
 package inbox

@@ -5,9 +5,11 @@
 //
 // A consumer turns an event into [Effect] values ([RosterEffects],
 // [StatsEffects]) and applies them through an [Inbox], which commits the
-// effects and the inbox row in one transaction (see package inbox). So each
-// event changes a read model at most once per consumer, however often it is
-// delivered.
+// effects and the record that the event was applied in one write: an inbox
+// row in the same transaction (see package inbox) for the counters, and for
+// the roster the entry itself, which records the events that added and
+// removed it ([RecordedOnEntry], [EntryRecord]). So each event changes a
+// read model at most once per consumer, however often it is delivered.
 //
 // Events may also arrive out of order (several workers, redeliveries): a
 // cancellation can be applied before the enrollment it cancels. The roster is

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/club/inbox"
 )
 
 // The consumers that maintain the read models. The names key their inbox
@@ -86,24 +87,124 @@ type ClassSummary struct {
 }
 
 // Inbox applies effects exactly once per consumer and event.
+//
+// The record that an event was applied is the inbox row of (consumer,
+// event id), written with the effects, except for the applications that
+// [RecordedOnEntry] names: the roster consumer's, whose one effect lands on
+// a roster entry keyed by enrollment. That entry records the event itself
+// ([EntryRecord]) and no inbox row is written: the effect is idempotent by
+// its key, so the entry can tell a repeat on its own. What it cannot see is
+// an event id reused for another enrollment or class (that lands on another
+// entry); the entry's record never expires, unlike an inbox row.
 type Inbox interface {
-	// ApplyOnce commits effects and the inbox row of (consumer, env.EventID)
-	// in one transaction. It returns inbox.ErrDuplicate if the row exists with
-	// the same fingerprint and inbox.ErrContractConflict if it exists with
-	// another; in both cases nothing changes. Any other error means nothing
-	// was committed and the call may be retried. Safe for concurrent use,
-	// including concurrent calls for the same event (one wins, the other gets
-	// ErrDuplicate).
+	// ApplyOnce commits effects and the record of (consumer, env.EventID)
+	// in one write: the inbox row with the effects in one transaction, or,
+	// for an application recorded on its entry, the entry's change and
+	// record in one conditional write. It returns inbox.ErrDuplicate if the
+	// record exists with the same fingerprint and inbox.ErrContractConflict
+	// if it exists with another (or, on an entry, if the entry records
+	// another event of the same kind, see [EntryRecord.Check]); in both cases
+	// nothing changes. Any other error means nothing was committed and the
+	// call may be retried. Safe for concurrent use, including concurrent
+	// calls for the same event (one wins, the other gets ErrDuplicate).
 	ApplyOnce(ctx context.Context, consumer string, env events.Envelope, effects []Effect) error
-	// ApplyAllOnce commits the effects and inbox rows of several events with
+	// ApplyAllOnce commits the effects and records of several events with
 	// distinct ids in as few transactions as the store allows (one for a
 	// Lambda batch), each all or nothing; effects of different events on the
 	// same item are merged into one write. nil means every event is applied.
-	// An error — among others, when one event's inbox row already exists —
+	// An error — among others, when one event's record already exists —
 	// means some events may be applied and others not: ApplyOnce for each
 	// then settles every one exactly once (an applied one answers
 	// inbox.ErrDuplicate). Safe for concurrent use.
 	ApplyAllOnce(ctx context.Context, consumer string, batch []Application) error
+}
+
+// RecordedOnEntry returns the effect of an application that is recorded on
+// the roster entry it changes instead of in an inbox row, and whether the
+// application is one: the roster consumer's applications of exactly one
+// [AddToRoster] or [RemoveFromRoster] (every application [RosterEffects]
+// makes). The entry belongs to the roster consumer, so no other consumer's
+// application is recorded on it, and an application with several effects,
+// or with counters (which are not idempotent by key), keeps its inbox row.
+// The rule depends only on the consumer and the effects, which an event's
+// content fixes, so every delivery of one event is recorded the same way.
+func RecordedOnEntry(consumer string, effects []Effect) (Effect, bool) {
+	if consumer != ConsumerRoster || len(effects) != 1 {
+		return nil, false
+	}
+	switch eff := effects[0].(type) {
+	case AddToRoster, RemoveFromRoster:
+		return eff, true
+	default:
+		return nil, false
+	}
+}
+
+// EntryRecord is what a roster entry keeps of the applications recorded on
+// it (see [RecordedOnEntry]): the id and fingerprint
+// (events.Envelope.Fingerprint) of the event that added it and of the one
+// that removed it; empty until that happened. Each is written once, in the
+// write that applies its event, and never changes or expires.
+type EntryRecord struct {
+	CreatedEvent, CreatedFingerprint     string
+	CancelledEvent, CancelledFingerprint string
+}
+
+// Admits reports whether an entry with this record takes the application
+// of event eventID with effect eff (an AddToRoster or a RemoveFromRoster):
+// the entry records no event of eff's kind yet, and eventID is not the
+// event recorded for the other kind. Stores make this the condition of the
+// entry's write.
+func (r EntryRecord) Admits(eventID string, eff Effect) bool {
+	own, _, other, _ := r.slots(eff)
+	return own == "" && other != eventID
+}
+
+// Check classifies a delivery of env with effect eff that the entry did not
+// admit: inbox.ErrDuplicate if the entry records env's id, for eff's kind,
+// with env's fingerprint; inbox.ErrContractConflict if it records env's id
+// with another fingerprint or for the other kind, or another event of
+// eff's kind (an enrollment added or removed by two events). nil if the
+// record admits the delivery after all: it changed since the refused write,
+// and the caller may retry.
+func (r EntryRecord) Check(env events.Envelope, eff Effect) error {
+	own, ownFP, other, otherFP := r.slots(eff)
+	stored := inbox.Record{Consumer: ConsumerRoster, EventID: env.EventID, EventType: env.Type}
+	switch {
+	case own == env.EventID:
+		stored.Fingerprint = ownFP
+		return stored.Check(env.Fingerprint())
+	case other == env.EventID:
+		stored.Fingerprint = otherFP
+		return stored.Check(env.Fingerprint())
+	case own != "":
+		return fmt.Errorf("consumer %s, event %s (%s): the roster entry records event %s for it: %w",
+			ConsumerRoster, env.EventID, env.Type, own, inbox.ErrContractConflict)
+	default:
+		return nil
+	}
+}
+
+// slots returns the record's event and fingerprint of eff's kind, then of
+// the other kind.
+func (r EntryRecord) slots(eff Effect) (own, ownFP, other, otherFP string) {
+	if _, ok := eff.(RemoveFromRoster); ok {
+		return r.CancelledEvent, r.CancelledFingerprint, r.CreatedEvent, r.CreatedFingerprint
+	}
+	return r.CreatedEvent, r.CreatedFingerprint, r.CancelledEvent, r.CancelledFingerprint
+}
+
+// EntryOf returns the class and enrollment of the roster entry that an
+// AddToRoster or RemoveFromRoster changes.
+func EntryOf(eff Effect) (classID, enrollmentID string, ok bool) {
+	switch eff := eff.(type) {
+	case AddToRoster:
+		return eff.ClassID, eff.EnrollmentID, true
+	case RemoveFromRoster:
+		return eff.ClassID, eff.EnrollmentID, true
+	default:
+		return "", "", false
+	}
 }
 
 // Application is one event and the effects a consumer derives from it.

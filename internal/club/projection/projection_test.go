@@ -197,3 +197,70 @@ func TestApplyAllCommitsABatchTogether(t *testing.T) {
 	require.Equal(t, 4, ib.once, "after the failed batch: each of its three events, then the repeat")
 	require.EqualValues(t, 12, total(), "each event counted once")
 }
+
+// TestRecordedOnEntry: only the roster consumer's applications of one roster
+// effect are recorded on their entry; everything else keeps its inbox row.
+func TestRecordedOnEntry(t *testing.T) {
+	t.Parallel()
+	add := projection.AddToRoster{ClassID: "c", EnrollmentID: "e", StudentID: "s"}
+	remove := projection.RemoveFromRoster{ClassID: "c", EnrollmentID: "e"}
+	count := projection.CountStats{ClassID: "c", Enrollments: 1}
+	tests := []struct {
+		consumer string
+		effects  []projection.Effect
+		want     bool
+	}{
+		{projection.ConsumerRoster, []projection.Effect{add}, true},
+		{projection.ConsumerRoster, []projection.Effect{remove}, true},
+		{projection.ConsumerRoster, []projection.Effect{count}, false},
+		{projection.ConsumerRoster, []projection.Effect{add, remove}, false},
+		{projection.ConsumerRoster, nil, false},
+		{projection.ConsumerAnalytics, []projection.Effect{add}, false},
+		{"bulk", []projection.Effect{remove}, false},
+	}
+	for _, tt := range tests {
+		eff, ok := projection.RecordedOnEntry(tt.consumer, tt.effects)
+		require.Equal(t, tt.want, ok, "%s %v", tt.consumer, tt.effects)
+		if ok {
+			require.Equal(t, tt.effects[0], eff)
+		}
+	}
+}
+
+// TestEntryRecord: what an entry admits, and how a refused delivery is
+// classified.
+func TestEntryRecord(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	joins, err := events.New(events.NewID(), at, events.EnrollmentCreated{EnrollmentID: "e", ClassID: "c", StudentID: "s"})
+	require.NoError(t, err)
+	leaves, err := events.New(events.NewID(), at, events.EnrollmentCancelled{EnrollmentID: "e", ClassID: "c", StudentID: "s"})
+	require.NoError(t, err)
+	add, remove := projection.AddToRoster{ClassID: "c", EnrollmentID: "e"}, projection.RemoveFromRoster{ClassID: "c", EnrollmentID: "e"}
+
+	var empty projection.EntryRecord
+	require.True(t, empty.Admits(joins.EventID, add))
+	require.True(t, empty.Admits(leaves.EventID, remove))
+	require.NoError(t, empty.Check(joins, add), "nothing refuses it")
+
+	removed := projection.EntryRecord{CancelledEvent: leaves.EventID, CancelledFingerprint: leaves.Fingerprint()}
+	require.True(t, removed.Admits(joins.EventID, add), "a creation after its cancellation")
+	require.False(t, removed.Admits(leaves.EventID, remove))
+	require.ErrorIs(t, removed.Check(leaves, remove), inbox.ErrDuplicate)
+
+	changed := leaves
+	changed.Data = []byte(`{"enrollment_id":"e","class_id":"c","student_id":"mallory"}`)
+	require.ErrorIs(t, removed.Check(changed, remove), inbox.ErrContractConflict, "same id, other content")
+
+	reused := joins
+	reused.EventID = leaves.EventID
+	require.False(t, removed.Admits(reused.EventID, add), "the cancellation's id reused for the creation")
+	require.ErrorIs(t, removed.Check(reused, add), inbox.ErrContractConflict)
+
+	again, err := events.New(events.NewID(), at, events.EnrollmentCancelled{EnrollmentID: "e", ClassID: "c", StudentID: "s"})
+	require.NoError(t, err)
+	require.False(t, removed.Admits(again.EventID, remove))
+	err = removed.Check(again, remove)
+	require.ErrorIs(t, err, inbox.ErrContractConflict, "another event removing the same entry")
+	require.ErrorContains(t, err, leaves.EventID, "the reason names the recorded event")
+}

@@ -6,9 +6,11 @@
 // A replay is safe only while the consumer still remembers the events: its
 // inbox row for each event_id is what turns a second delivery into a no-op,
 // and inbox rows expire after the inbox retention (the template's
-// InboxRetentionDays). [CheckWindow] refuses a window that starts earlier
-// than that, less a margin for the replay's own duration; past it, a
-// replay would repeat effects (a second e-mail, a count counted twice).
+// InboxRetentionDays; the roster's entries record their events for good, so
+// for the roster the limit is only cautious). [CheckWindow] refuses a window
+// that starts earlier than that, less a margin for the replay's own
+// duration; past it, a replay would repeat effects (a second e-mail, a count
+// counted twice).
 //
 // [Select] reads the window from the outbox table: published rows of the
 // types the consumer receives ([TypeFilter], from the consumer's SNS

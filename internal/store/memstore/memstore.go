@@ -68,6 +68,7 @@ type rosterEntry struct {
 	studentID   string
 	enrolledAt  time.Time // zero until added
 	cancelledAt time.Time // zero unless removed
+	record      projection.EntryRecord
 }
 
 type db struct {
@@ -308,14 +309,22 @@ func (s *Inbox) ApplyOnce(_ context.Context, consumer string, env events.Envelop
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if rec, ok := d.inbox[inboxKey{consumer, env.EventID}]; ok {
+	if eff, ok := projection.RecordedOnEntry(consumer, effects); ok {
+		if rec := d.entry(eff).record; !rec.Admits(env.EventID, eff) {
+			if err := rec.Check(env, eff); err != nil {
+				return err
+			}
+		}
+	} else if rec, ok := d.inbox[inboxKey{consumer, env.EventID}]; ok {
 		return rec.Check(env.Fingerprint())
 	}
 	return d.applyLocked(consumer, env, effects)
 }
 
 // ApplyAllOnce applies the whole batch, or nothing when one of its events
-// was applied before (as the DynamoDB store's cancelled transaction).
+// was applied before, or two of its events would be recorded as adding (or
+// removing) one roster entry (as the DynamoDB store's cancelled
+// transaction).
 func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []projection.Application) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
@@ -324,8 +333,20 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ids := make(map[string]bool, len(batch))
+	recorded := map[entrySlot]string{} // the batch's records on entries → event id
 	for _, a := range batch {
-		if _, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
+		if eff, ok := projection.RecordedOnEntry(consumer, a.Effects); ok {
+			classID, enrollmentID, _ := projection.EntryOf(eff)
+			_, removes := eff.(projection.RemoveFromRoster)
+			slot := entrySlot{classID, enrollmentID, removes}
+			if other, ok := recorded[slot]; ok {
+				return fmt.Errorf("memstore: events %s and %s both recorded on roster entry %s/%s", other, a.Event.EventID, classID, enrollmentID)
+			}
+			recorded[slot] = a.Event.EventID
+			if !d.entry(eff).record.Admits(a.Event.EventID, eff) {
+				return fmt.Errorf("memstore: event %s: the roster entry refuses it", a.Event.EventID)
+			}
+		} else if _, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
 			return fmt.Errorf("memstore: event %s: %w", a.Event.EventID, inbox.ErrDuplicate)
 		}
 		if ids[a.Event.EventID] {
@@ -370,8 +391,35 @@ func (d *db) applyLocked(consumer string, env events.Envelope, effects []project
 			return fmt.Errorf("memstore: unsupported effect %T", eff)
 		}
 	}
-	d.inbox[inboxKey{consumer, env.EventID}] = inbox.NewRecord(consumer, env, now)
+	eff, onEntry := projection.RecordedOnEntry(consumer, effects)
+	if !onEntry {
+		d.inbox[inboxKey{consumer, env.EventID}] = inbox.NewRecord(consumer, env, now)
+		return nil
+	}
+	classID, enrollmentID, _ := projection.EntryOf(eff)
+	entries := d.rosterOf(classID)
+	entry := entries[enrollmentID]
+	if _, removes := eff.(projection.RemoveFromRoster); removes {
+		entry.record.CancelledEvent, entry.record.CancelledFingerprint = env.EventID, env.Fingerprint()
+	} else {
+		entry.record.CreatedEvent, entry.record.CreatedFingerprint = env.EventID, env.Fingerprint()
+	}
+	entries[enrollmentID] = entry
 	return nil
+}
+
+// entrySlot is one of a roster entry's two records: the event that added
+// it, or the one that removed it.
+type entrySlot struct {
+	classID, enrollmentID string
+	removes               bool
+}
+
+// entry returns the roster entry that eff (an AddToRoster or a
+// RemoveFromRoster) changes, zero if it does not exist; d.mu is held.
+func (d *db) entry(eff projection.Effect) rosterEntry {
+	classID, enrollmentID, _ := projection.EntryOf(eff)
+	return d.roster[classID][enrollmentID]
 }
 
 func (d *db) rosterOf(classID string) map[string]rosterEntry {

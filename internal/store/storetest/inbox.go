@@ -42,6 +42,18 @@ func enrollmentOf(t *testing.T, class string, i int, at time.Time, roster bool) 
 	return projection.Application{Event: env, Effects: effects}
 }
 
+// rosterBatch is envs as the roster consumer applies them.
+func rosterBatch(t *testing.T, envs ...events.Envelope) []projection.Application {
+	t.Helper()
+	batch := make([]projection.Application, 0, len(envs))
+	for _, env := range envs {
+		effects, err := projection.RosterEffects(env)
+		require.NoError(t, err)
+		batch = append(batch, projection.Application{Event: env, Effects: effects})
+	}
+	return batch
+}
+
 // RunInbox checks projection.Inbox and projection.Reader together: effects
 // are only observable through the reader.
 func RunInbox(t *testing.T, newPorts Factory) {
@@ -169,31 +181,36 @@ func RunInbox(t *testing.T, newPorts Factory) {
 		t.Parallel()
 		p := newPorts(t)
 		ctx := context.Background()
-		stats := projection.NewStatsProjector(p.Inbox)
 		env := created(t, "c-1", "e-1", "s-1", t0)
-		var applied, dup atomic.Int32
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for range 20 {
-			wg.Go(func() {
-				<-start
-				switch err := stats.Apply(ctx, env); {
-				case err == nil:
-					applied.Add(1)
-				case errors.Is(err, inbox.ErrDuplicate):
-					dup.Add(1)
-				default:
-					t.Errorf("apply: %v", err)
-				}
-			})
+		// The counters' inbox row and the roster's entry each let one win.
+		for _, pr := range []*projection.Projector{projection.NewStatsProjector(p.Inbox), projection.NewRosterProjector(p.Inbox)} {
+			var applied, dup atomic.Int32
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for range 20 {
+				wg.Go(func() {
+					<-start
+					switch err := pr.Apply(ctx, env); {
+					case err == nil:
+						applied.Add(1)
+					case errors.Is(err, inbox.ErrDuplicate):
+						dup.Add(1)
+					default:
+						t.Errorf("%s: apply: %v", pr.Consumer(), err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			require.EqualValues(t, 1, applied.Load(), pr.Consumer())
+			require.EqualValues(t, 19, dup.Load(), pr.Consumer())
 		}
-		close(start)
-		wg.Wait()
-		require.EqualValues(t, 1, applied.Load())
-		require.EqualValues(t, 19, dup.Load())
 		st, err := p.Projections.Stats(ctx, "c-1")
 		require.NoError(t, err)
 		require.EqualValues(t, 1, st.EnrollmentsTotal)
+		r, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, []projection.Student{{StudentID: "s-1", EnrolledAt: t0}}, r.Students)
 	})
 
 	t.Run("several effects in one event", func(t *testing.T) {
@@ -293,6 +310,133 @@ func RunInbox(t *testing.T, newPorts Factory) {
 			require.NoError(t, err)
 			require.EqualValues(t, 1, st.EnrollmentsTotal)
 		}
+	})
+
+	t.Run("roster: a duplicate changes nothing, its as-of included", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		roster := projection.NewRosterProjector(p.Inbox)
+		ada, adaLeaves := created(t, "c-1", "e-1", "s-1", t0), cancelled(t, "c-1", "e-1", "s-1", t0.Add(time.Hour))
+		grace := created(t, "c-1", "e-2", "s-2", t0.Add(time.Minute))
+		require.NoError(t, roster.Apply(ctx, ada))
+		require.NoError(t, roster.Apply(ctx, grace))
+		before, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Len(t, before.Students, 2)
+		for range 3 {
+			require.ErrorIs(t, roster.Apply(ctx, ada), inbox.ErrDuplicate)
+			require.ErrorIs(t, roster.Apply(ctx, grace), inbox.ErrDuplicate)
+		}
+		// A batch holding them again fails and applies nothing, the new
+		// event included; the projector then settles each.
+		fresh := created(t, "c-1", "e-3", "s-3", t0.Add(2*time.Minute))
+		require.Error(t, p.Inbox.ApplyAllOnce(ctx, projection.ConsumerRoster, rosterBatch(t, ada, fresh)))
+		after, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, before, after, "nothing moved, as_of included")
+
+		errs := roster.ApplyAll(ctx, []events.Envelope{ada, fresh, adaLeaves})
+		require.ErrorIs(t, errs[0], inbox.ErrDuplicate)
+		require.NoError(t, errs[1])
+		require.NoError(t, errs[2])
+		left, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, []projection.Student{{StudentID: "s-2", EnrolledAt: t0.Add(time.Minute)}, {StudentID: "s-3", EnrolledAt: t0.Add(2 * time.Minute)}}, left.Students)
+		for range 2 {
+			require.ErrorIs(t, roster.Apply(ctx, adaLeaves), inbox.ErrDuplicate)
+		}
+		again, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, left, again, "a repeated cancellation moves nothing either")
+	})
+
+	t.Run("roster: the same id with other content for one entry is a contract conflict", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		roster := projection.NewRosterProjector(p.Inbox)
+		ada := created(t, "c-1", "e-1", "s-1", t0)
+		require.NoError(t, roster.Apply(ctx, ada))
+		before, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+
+		otherStudent := created(t, "c-1", "e-1", "mallory", t0)
+		otherStudent.EventID = ada.EventID
+		asCancellation := cancelled(t, "c-1", "e-1", "s-1", t0.Add(time.Hour))
+		asCancellation.EventID = ada.EventID
+		secondCreation := created(t, "c-1", "e-1", "s-1", t0) // another event id adding the same entry
+		for name, env := range map[string]events.Envelope{
+			"same id, other student": otherStudent, "same id, a cancellation": asCancellation, "another id, same entry": secondCreation,
+		} {
+			err := roster.Apply(ctx, env)
+			require.ErrorIs(t, err, inbox.ErrContractConflict, name)
+			require.NotErrorIs(t, err, inbox.ErrDuplicate, name)
+			require.Error(t, p.Inbox.ApplyAllOnce(ctx, projection.ConsumerRoster, rosterBatch(t, env)), name)
+		}
+		after, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Equal(t, before, after, "the conflicting deliveries changed nothing")
+		require.ErrorIs(t, roster.Apply(ctx, ada), inbox.ErrDuplicate, "the original is still recognised")
+	})
+
+	t.Run("roster: a cancellation before its creation leaves the entry removed", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		roster := projection.NewRosterProjector(p.Inbox)
+		// One by one.
+		leaves, joins := cancelled(t, "c-1", "e-1", "s-1", t0.Add(time.Hour)), created(t, "c-1", "e-1", "s-1", t0)
+		require.NoError(t, roster.Apply(ctx, leaves))
+		require.NoError(t, roster.Apply(ctx, joins))
+		// In one batch, with another class's enrollment: both of an entry's
+		// events merge into one write.
+		leaves2, joins2 := cancelled(t, "c-2", "e-2", "s-2", t0.Add(time.Hour)), created(t, "c-2", "e-2", "s-2", t0)
+		stays := created(t, "c-2", "e-3", "s-3", t0)
+		require.NoError(t, p.Inbox.ApplyAllOnce(ctx, projection.ConsumerRoster, rosterBatch(t, leaves2, joins2, stays)))
+
+		r, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Empty(t, r.Students)
+		require.False(t, r.AsOf.IsZero())
+		r, err = p.Projections.Roster(ctx, "c-2")
+		require.NoError(t, err)
+		require.Equal(t, []projection.Student{{StudentID: "s-3", EnrolledAt: t0}}, r.Students)
+		for _, env := range []events.Envelope{leaves, joins, leaves2, joins2, stays} {
+			require.ErrorIs(t, roster.Apply(ctx, env), inbox.ErrDuplicate)
+		}
+	})
+
+	t.Run("roster: a batch holding an applied event fails and ApplyOnce settles it", func(t *testing.T) {
+		t.Parallel()
+		p := newPorts(t)
+		ctx := context.Background()
+		var envs []events.Envelope
+		for i := range 5 {
+			envs = append(envs, created(t, "c-1", fmt.Sprintf("e-%d", i), fmt.Sprintf("s-%d", i), t0.Add(time.Duration(i)*time.Second)))
+		}
+		batch := rosterBatch(t, envs...)
+		require.NoError(t, p.Inbox.ApplyOnce(ctx, projection.ConsumerRoster, batch[2].Event, batch[2].Effects))
+		require.Error(t, p.Inbox.ApplyAllOnce(ctx, projection.ConsumerRoster, batch))
+		r, err := p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Len(t, r.Students, 1, "the cancelled batch applied nothing")
+		applied, dups := 0, 0
+		for _, a := range batch {
+			switch err := p.Inbox.ApplyOnce(ctx, projection.ConsumerRoster, a.Event, a.Effects); {
+			case err == nil:
+				applied++
+			case errors.Is(err, inbox.ErrDuplicate):
+				dups++
+			default:
+				t.Fatalf("apply once: %v", err)
+			}
+		}
+		require.Equal(t, 4, applied)
+		require.Equal(t, 1, dups)
+		r, err = p.Projections.Roster(ctx, "c-1")
+		require.NoError(t, err)
+		require.Len(t, r.Students, 5, "each listed once")
 	})
 
 	t.Run("invalid consumer name", func(t *testing.T) {
