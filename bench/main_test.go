@@ -82,6 +82,10 @@ func run(m *testing.M) int {
 	}
 	report.Finished = time.Now()
 	report.Machine.LoadAfter = loadAverage()
+	if !report.Full() {
+		// Some benchmarks alone: their sections say how they were run.
+		report.Command = fmt.Sprintf("go test -run '^$' -bench '%s' -benchtime 1x ./bench", flag.Lookup("test.bench").Value)
+	}
 	// Written even when a benchmark failed: its targets then read "not met".
 	if *reportPath != "" {
 		path := *reportPath

@@ -61,7 +61,14 @@ func (r *Report) Write(mdPath string) ([]string, error) {
 	if err != nil {
 		return written, err
 	}
-	if err := os.WriteFile(mdPath, []byte(r.Markdown()+kept), 0o644); err != nil {
+	doc := r.Markdown()
+	if !r.Full() {
+		// Some benchmarks alone: the others' rows and sections stay.
+		if old, err := os.ReadFile(mdPath); err == nil {
+			doc = r.splice(string(old), doc)
+		}
+	}
+	if err := os.WriteFile(mdPath, []byte(doc+kept), 0o644); err != nil {
 		return written, err
 	}
 	return append(written, mdPath), nil
@@ -89,7 +96,8 @@ func (r *Report) Markdown() string {
 	if !r.Started.IsZero() {
 		p("| run | %s, %s |\n", r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Finished.Sub(r.Started).Round(time.Second))
 	}
-	p("| reproduce | `%s` (about 10 minutes; one benchmark: `go test -run '^$' -bench Drain -benchtime 1x ./bench`; "+
+	p("| reproduce | `%s` (about 10 minutes; one benchmark: `go test -run '^$' -bench Drain -benchtime 1x ./bench`, "+
+		"and with `-args -club.report docs/benchmarks.md` it replaces its own sections and summary rows only; "+
 		"after `-args`: `-club.rate`, `-club.duration` for the throughput run, `-club.profiles DIR` keeps the raw CPU profiles) |\n\n", r.Command)
 	r.summary(p)
 	r.latencySection(p)
@@ -368,9 +376,9 @@ func (r *Report) requestsSection(p printer) {
 	p("item (as_of rides on the entries), the relay's marks as a transaction (2 units each), the roster's inbox rows (2\n")
 	p("units each). The naive design writes only the enrollment's transaction in one; its consumers and relay write\n")
 	p("plainly but read and write more. See internal/store's package doc for what each cut keeps.\n\n")
-	if len(costs) > 1 {
-		shared := 14*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
-		target := 0.7 * TotalUSD(costs[1])
+	shared := 14*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
+	if len(costs) > 1 && TargetCostRatio*TotalUSD(costs[1]) > shared {
+		target := TargetCostRatio * TotalUSD(costs[1])
 		p("What ×0.70 would take: the enrollment's transaction, the outbox index, the notifier's writes and the HTTP API\n")
 		p("request are the same in both designs, $%.2f/M. ×0.70 of the naive design is $%.2f/M, which leaves $%.2f/M for\n", shared, target, target-shared)
 		p("everything else of the product — relay, SNS, SQS, Lambda, reads, analytics and roster — which costs $%.2f/M\n", TotalUSD(costs[0])-shared)
