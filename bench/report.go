@@ -220,20 +220,33 @@ func (r *Report) throughputSection(p printer) {
 	}
 	api, e2e := Summarize(t.API), Summarize(t.EndToEnd)
 	p("## 2. Sustained throughput through the whole pipeline\n\n")
-	p("Enrollments at a constant %.0f/s for %s (vegeta, open loop: arrivals do not wait for answers), spread\n", t.TargetRate, t.Duration)
+	loop := "open loop: arrivals do not wait for answers"
+	if t.MaxInFlight > 0 {
+		loop = fmt.Sprintf("open loop up to %d open requests: arrivals do not wait for answers until then", t.MaxInFlight)
+	}
+	p("Enrollments at a constant %.0f/s for %s (vegeta, %s), spread\n", t.TargetRate, t.Duration, loop)
 	p("over many classes and students, through API → outbox → stream → relay → SNS → three SQS queues → notifier,\n")
 	p("analytics, roster → mail sandbox (its rate limit raised out of the way). After the last request the\n")
 	p("benchmark waits until every effect has appeared, then counts each one.\n\n")
 	p("| measure | value |\n|---|---|\n")
-	p("| requests sent | %d |\n| 201 enrolled | %d |\n| other answers or errors | %d |\n", t.Sent, t.Created, t.Failed)
+	planned := int(math.Round(t.TargetRate * t.Duration.Seconds()))
+	if t.MaxInFlight > 0 && t.Sent < planned {
+		p("| requests sent (of %d at the arrival rate; the load generator holds at most %d open, later arrivals waited) | %d |\n", planned, t.MaxInFlight, t.Sent)
+	} else {
+		p("| requests sent | %d |\n", t.Sent)
+	}
+	p("| 201 enrolled | %d |\n| other answers or errors | %d |\n", t.Created, t.Failed)
 	p("| achieved enrollments/s (201s ÷ the longer of the run and the time to the last 201) | **%.1f** |\n", t.AchievedRate())
 	p("| API latency p50 / p99 / max | %s / %s / %s |\n", ms(api.P50), ms(api.P99), ms(api.Max))
 	p("| end-to-end notification latency p50 / p99 / max (201 → mail accepted_at) | **%s / %s** / %s |\n", ms(e2e.P50), ms(e2e.P99), ms(e2e.Max))
 	p("| last effect after the last request | %s |\n\n", ms(t.Settled))
-	p("| effect (each must equal the 201s: %d) | counted |\n|---|---|\n", t.Created)
+	p("| effect (each must equal the 201s: %d; the roster and counters, every committed enrollment) | counted |\n|---|---|\n", t.Created)
 	p("| outbox rows / marked published | %d / %d |\n", t.OutboxRows, t.OutboxPublished)
 	p("| enrollments with a mail / mails stored | %d / %d |\n", t.Mails, t.MailsTotal)
 	p("| roster entries | %d |\n| analytics enrollments_total (sum over classes) | %d |\n", t.RosterEntries, t.StatsTotal)
+	if t.Committed > 0 {
+		p("| committed in the run's classes / of them without a 201 (the load generator gave up after the commit) | %d / %d |\n", t.Committed, t.Unanswered())
+	}
 	p("| messages in the DLQs | %d |\n| **lost / duplicated effects** | **%d / %d** |\n\n", t.DeadLetters, t.Lost(), t.Duplicated())
 	if len(t.Ops) > 0 {
 		v := RequestVariant{Enrollments: t.Created, Ops: t.Ops, Invocations: t.Invocations}

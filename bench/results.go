@@ -141,8 +141,21 @@ type ThroughputResult struct {
 	// generator and the rest, then each function's processes summed.
 	CPU []ProcessCPU
 
-	// The effects, counted after the pipeline settled. Every one must
-	// equal Created for "zero loss, zero duplicates".
+	// MaxInFlight is how many requests the load generator holds open at
+	// most (0: no bound): past it, arrivals wait, and fewer than TargetRate
+	// × Duration requests are sent.
+	MaxInFlight int
+
+	// Committed are the enrollments committed in the run's classes (their
+	// member items), answered 201 or not: above Created when the load
+	// generator gave up on requests whose transaction had committed (an
+	// overloaded run). 0 when not counted.
+	Committed int
+
+	// The effects, counted after the pipeline settled. The outbox rows and
+	// mails are counted for the enrollments answered 201 and must equal
+	// Created; the roster and the counters are read per class and must equal
+	// Committed, for "zero loss, zero duplicates".
 	OutboxRows      int
 	OutboxPublished int
 	Mails           int // distinct enrollments with a mail
@@ -174,24 +187,39 @@ func (r *ThroughputResult) AchievedRate() float64 {
 	return float64(r.Created) / d.Seconds()
 }
 
-// Lost and Duplicated compare each counted effect with the 201s; all zero
-// is the claim "zero loss, zero duplicate effects".
+// Lost and Duplicated compare each counted effect with the enrollments it
+// belongs to (the 201s, or every committed one for the read models); all
+// zero is the claim "zero loss, zero duplicate effects".
 func (r *ThroughputResult) Lost() int {
 	lost := 0
-	for _, n := range []int{r.OutboxPublished, r.Mails, r.RosterEntries, r.StatsTotal} {
+	for _, n := range []int{r.OutboxPublished, r.Mails} {
 		lost += max(r.Created-n, 0)
+	}
+	for _, n := range []int{r.RosterEntries, r.StatsTotal} {
+		lost += max(r.committed()-n, 0)
+	}
+	if r.Committed > 0 {
+		lost += max(r.Created-r.Committed, 0) // a 201 without its commit
 	}
 	return lost
 }
 
 // Duplicated counts effects beyond one per enrollment.
 func (r *ThroughputResult) Duplicated() int {
-	dup := max(r.MailsTotal-r.Mails, 0)
-	for _, n := range []int{r.OutboxRows, r.RosterEntries, r.StatsTotal} {
-		dup += max(n-r.Created, 0)
+	dup := max(r.MailsTotal-r.Mails, 0) + max(r.OutboxRows-r.Created, 0)
+	for _, n := range []int{r.RosterEntries, r.StatsTotal} {
+		dup += max(n-r.committed(), 0)
 	}
 	return dup
 }
+
+// Unanswered are the enrollments committed whose request got no 201: the
+// load generator gave up on it (its timeout, or its file descriptors ran
+// out) after the transaction committed. Not a loss: their effects are
+// counted against Committed.
+func (r *ThroughputResult) Unanswered() int { return max(r.Committed-r.Created, 0) }
+
+func (r *ThroughputResult) committed() int { return max(r.Committed, r.Created) }
 
 // OpCount is one row of the local cloud's request counter.
 type OpCount struct {

@@ -71,6 +71,22 @@ func TestThroughputCountsLossAndDuplicates(t *testing.T) {
 	r.OutboxPublished = 97         // three rows still pending
 	require.Equal(t, 5, r.Lost())
 	require.Equal(t, 2, r.Duplicated())
+
+	// Overloaded: ten enrollments committed whose clients gave up before
+	// their 201. The read models count them; that is neither loss nor
+	// duplication.
+	o := bench.ThroughputResult{Created: 100, Committed: 110, OutboxRows: 100, OutboxPublished: 100,
+		Mails: 100, MailsTotal: 100, RosterEntries: 110, StatsTotal: 110}
+	require.Equal(t, 10, o.Unanswered())
+	require.Zero(t, o.Lost())
+	require.Zero(t, o.Duplicated())
+	o.StatsTotal = 111 // one counted twice
+	o.RosterEntries = 109
+	require.Equal(t, 1, o.Duplicated())
+	require.Equal(t, 1, o.Lost())
+	o.Committed = 99 // a 201 whose enrollment is not there
+	o.RosterEntries, o.StatsTotal = 100, 100
+	require.Equal(t, 1, o.Lost())
 }
 
 func TestPredictDrainIsTheCapacityModel(t *testing.T) {
