@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/clubdev/club/bench"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/freeport"
@@ -125,9 +127,26 @@ func withStateDirectory() int {
 	return 1
 }
 
+// moduleRoot is the module's folder: a test binary runs in its package's
+// folder. (Not the source file's path: make builds with -trimpath, which
+// leaves only the import path there.)
 func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..")
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(dir, "..")
+}
+
+// TestModuleRootHoldsTheTemplate: the benchmarks find the template and write
+// the report from the module's folder, also when built as make builds
+// (-trimpath).
+func TestModuleRootHoldsTheTemplate(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"go.mod", "infra/template.yaml", "docs/benchmarks.md"} {
+		_, err := os.Stat(filepath.Join(moduleRoot(), f))
+		require.NoError(t, err, f)
+	}
 }
 
 // freeAddr is an address for a server of the stack (see package freeport).
