@@ -42,10 +42,11 @@ type batchGet struct {
 // writeImages are the items a write touches as they were before it: the
 // items it deletes or checks (their size is what they are billed), and
 // every item it writes in a table with global secondary indexes (to price
-// the index writes, indexed).
+// the index writes, indexed); and, once read, as they are after it.
 type writeImages struct {
 	before  map[string]Item
 	indexed []keyRef
+	after   map[string]Item
 }
 
 func refID(table string, key json.RawMessage) string { return table + "\x00" + string(key) }
@@ -131,18 +132,32 @@ func (m *Meter) imagesBefore(operation string, body []byte) *writeImages {
 }
 
 // indexWrites adds to line the index write units of a write that
-// succeeded: each indexed item it touched, read again after it.
+// succeeded: each indexed item it touched, as it was before and after.
 func (m *Meter) indexWrites(line *Line, w *writeImages) {
 	for _, k := range w.indexed {
 		if s := m.shape(k.TableName); s != nil {
-			line.IndexWriteUnits += s.indexWriteUnits(w.before[refID(k.TableName, k.Key)], m.image(k))
+			line.IndexWriteUnits += s.indexWriteUnits(w.before[refID(k.TableName, k.Key)], m.imageAfter(w, k))
 		}
 	}
 }
 
-// itemSize is the size of an item as the engine holds it now, 0 when it
-// is missing or unreadable.
-func (m *Meter) itemSize(k keyRef) int { return ItemSize(m.image(k)) }
+// imageAfter is the item as the engine holds it after the write, read once
+// per write (an updated item's size and its index entries both need it).
+func (m *Meter) imageAfter(w *writeImages, k keyRef) Item {
+	if w == nil {
+		return m.image(k)
+	}
+	id := refID(k.TableName, k.Key)
+	if it, ok := w.after[id]; ok {
+		return it
+	}
+	if w.after == nil {
+		w.after = map[string]Item{}
+	}
+	it := m.image(k)
+	w.after[id] = it
+	return it
+}
 
 // billed says whether AWS bills a DynamoDB answer: a success, or a write
 // refused by its condition.
@@ -172,7 +187,7 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before *w
 	case "PutItem":
 		line.WriteUnits, line.Items = WriteUnits(ItemSize(req.Item)), 1
 	case "UpdateItem":
-		line.WriteUnits, line.Items = WriteUnits(m.itemSize(keyRef{req.TableName, req.Key})), 1
+		line.WriteUnits, line.Items = WriteUnits(ItemSize(m.imageAfter(before, keyRef{req.TableName, req.Key}))), 1
 	case "DeleteItem":
 		line.WriteUnits, line.Items = WriteUnits(before.size(req.TableName, req.Key)), 1
 	case "TransactWriteItems":
@@ -182,7 +197,7 @@ func (m *Meter) dynamoDB(line *Line, body []byte, tee *httptee.Writer, before *w
 			case ti.Put != nil:
 				size = ItemSize(ti.Put.Item)
 			case ti.Update != nil:
-				size = m.itemSize(*ti.Update)
+				size = ItemSize(m.imageAfter(before, *ti.Update))
 			case ti.Delete != nil:
 				size = before.size(ti.Delete.TableName, ti.Delete.Key)
 			case ti.ConditionCheck != nil:
