@@ -69,6 +69,32 @@ func (s filterSet) matches(event any) bool {
 	return false
 }
 
+// names reports whether any pattern of the set has a condition on the
+// top-level field key, directly or in a top-level "$or" alternative. A field
+// no condition names cannot change whether an event passes.
+func (s filterSet) names(key string) bool {
+	for _, p := range s {
+		if p.names(key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pattern) names(key string) bool {
+	for _, c := range p.conds {
+		if c.key == key {
+			return true
+		}
+		for _, alt := range c.anyOf {
+			if alt.names(key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // pattern is one compiled event pattern: every condition must hold.
 type pattern struct {
 	conds []condition

@@ -226,6 +226,28 @@ func TestFilterSet(t *testing.T) {
 		require.False(t, set.matches(record("MODIFY", "order.placed")))
 	})
 
+	// The stream poller matches a record without its images when no
+	// filter names "dynamodb"; a filter that does must be seen, also
+	// inside a top-level $or.
+	t.Run("names the top-level fields its patterns look at", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			filters []string
+			want    bool
+		}{
+			{[]string{`{"eventName": ["INSERT"]}`}, false},
+			{[]string{`{"eventName": ["INSERT"]}`, `{"userIdentity": {"type": ["Service"]}}`}, false},
+			{[]string{`{"eventName": ["INSERT"]}`, `{"dynamodb": {"Keys": {"pk": {"S": [{"prefix": "A"}]}}}}`}, true},
+			{[]string{`{"dynamodb": [{"exists": true}]}`}, true},
+			{[]string{`{"$or": [{"eventName": ["REMOVE"]}, {"dynamodb": {"NewImage": {"type": {"S": ["x"]}}}}]}`}, true},
+			{[]string{`{"awsRegion": ["us-east-1"], "$or": [{"eventName": ["REMOVE"]}, {"eventName": ["INSERT"]}]}`}, false},
+		} {
+			set, err := compileFilters(tc.filters)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, set.names("dynamodb"), "%v", tc.filters)
+		}
+	})
+
 	t.Run("no filters pass everything", func(t *testing.T) {
 		t.Parallel()
 		set, err := compileFilters(nil)

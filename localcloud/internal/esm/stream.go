@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
@@ -159,9 +160,11 @@ type StreamPoller struct {
 	destination DestinationSender
 	logger      *slog.Logger
 	filters     filterSet
-	functionARN string
-	backoff     backoff
-	now         func() time.Time
+	// filtersReadChange is whether a filter names the "dynamodb" field.
+	filtersReadChange bool
+	functionARN       string
+	backoff           backoff
+	now               func() time.Time
 
 	readPos    uint64 // the last sequence number read; owned by Run
 	checkpoint atomic.Uint64
@@ -197,13 +200,14 @@ func NewStreamPoller(m StreamMapping, records *ddbstream.Log, invoker invoke.Inv
 	}
 	source, _ := parseARN(m.StreamARN) // validated above
 	return &StreamPoller{
-		cfg:         m,
-		records:     records,
-		invoker:     invoker,
-		destination: destination,
-		logger:      logger.With("mapping", m.UUID, "function", m.FunctionName, "stream", m.StreamARN),
-		filters:     filters,
-		functionARN: functionARN(m.FunctionName, source),
+		cfg:               m,
+		records:           records,
+		invoker:           invoker,
+		destination:       destination,
+		logger:            logger.With("mapping", m.UUID, "function", m.FunctionName, "stream", m.StreamARN),
+		filters:           filters,
+		filtersReadChange: filters.names("dynamodb"),
+		functionARN:       functionARN(m.FunctionName, source),
 		// Retries of a failed batch, and of invokes or destination sends
 		// that could not be made: 50 ms after the first failure, doubling,
 		// at most 2 s; reset by a success.
@@ -386,16 +390,16 @@ func (p *StreamPoller) readFiltered(ctx context.Context, limit int, wait bool) (
 		for _, r := range recs {
 			p.readPos = r.Seq
 			r.Event.EventSourceArn = p.cfg.StreamARN
+			if !p.passes(r.Event) {
+				skipped++
+				continue
+			}
 			raw, err := json.Marshal(r.Event)
 			if err != nil {
 				// The function could not receive it either; it is a bug
 				// in whatever wrote the record.
 				skipped++
 				p.logger.Error("stream record cannot be encoded; skipping it", "sequenceNumber", r.Event.Change.SequenceNumber, "error", err)
-				continue
-			}
-			if !p.passes(raw) {
-				skipped++
 				continue
 			}
 			out = append(out, streamRecord{Record: r, raw: raw})
@@ -407,13 +411,27 @@ func (p *StreamPoller) readFiltered(ctx context.Context, limit int, wait bool) (
 	}
 }
 
-func (p *StreamPoller) passes(raw json.RawMessage) bool {
+// passes reports whether the record passes the mapping's filters, matched
+// against the record as the function would receive it. When no filter
+// names the "dynamodb" field (the change with its images), the record is
+// matched without it: most filters look at eventName alone, and encoding
+// and decoding every image only to skip the record was a good part of the
+// poller's work. A record that cannot be encoded passes here; the caller
+// encodes it again and reports it.
+func (p *StreamPoller) passes(ev events.DynamoDBEventRecord) bool {
 	if len(p.filters) == 0 {
+		return true
+	}
+	if !p.filtersReadChange {
+		ev.Change = events.DynamoDBStreamRecord{}
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
 		return true
 	}
 	var event any
 	if err := json.Unmarshal(raw, &event); err != nil {
-		return false
+		return true
 	}
 	return p.filters.matches(event)
 }
