@@ -23,8 +23,12 @@ const (
 	// answerKeep is how long an answer is kept for a retry: an SDK retries
 	// within seconds (its backoff is at most 20 s an attempt).
 	answerKeep = 2 * time.Minute
-	// answersMaxBytes bounds the bodies kept in all; the oldest go first.
+	// answersMaxBytes bounds the memory the kept answers hold in all (see
+	// answer.memory); the oldest go first.
 	answersMaxBytes = 64 << 20
+	// answerOverhead is what one kept answer holds besides its body and
+	// header: the answer, its list element, its map entry and its key.
+	answerOverhead = 256
 )
 
 // answers keeps the successful answers of the calls SDKs make through the
@@ -46,7 +50,8 @@ type answers struct {
 	mu    sync.Mutex
 	byKey map[string]*list.Element
 	order *list.List // of *answer, oldest first
-	bytes int
+	bytes int        // the memory the kept answers hold
+	max   int        // the bound on bytes
 	now   func() time.Time
 	log   *slog.Logger
 
@@ -59,6 +64,21 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	memory int // counted against the bound when kept
+}
+
+// memoryOf is what an answer holds: its body's buffer as allocated (the
+// tee grows it by doubling, so its capacity can be twice the body), its
+// header's names and values, its key, and the bookkeeping around it.
+func memoryOf(ans *answer) int {
+	n := cap(ans.body) + len(ans.key) + answerOverhead
+	for k, vs := range ans.header {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // RetryStats says how many answers the front kept and how many SDK retries
@@ -69,7 +89,7 @@ type RetryStats struct {
 }
 
 func newAnswers() *answers {
-	return &answers{byKey: map[string]*list.Element{}, order: list.New(), now: time.Now,
+	return &answers{byKey: map[string]*list.Element{}, order: list.New(), max: answersMaxBytes, now: time.Now,
 		log: slog.New(slog.DiscardHandler)}
 }
 
@@ -141,7 +161,8 @@ func (a *answers) keep(ans *answer) {
 		a.removeLocked(old)
 	}
 	a.byKey[ans.key] = a.order.PushBack(ans)
-	a.bytes += len(ans.body)
+	ans.memory = memoryOf(ans)
+	a.bytes += ans.memory
 	a.recorded++
 	a.expireLocked()
 }
@@ -150,7 +171,7 @@ func (a *answers) expireLocked() {
 	cutoff := a.now().Add(-answerKeep)
 	for el := a.order.Front(); el != nil; el = a.order.Front() {
 		ans := el.Value.(*answer)
-		if ans.at.After(cutoff) && a.bytes <= answersMaxBytes {
+		if ans.at.After(cutoff) && a.bytes <= a.max {
 			return
 		}
 		a.removeLocked(el)
@@ -160,7 +181,7 @@ func (a *answers) expireLocked() {
 func (a *answers) removeLocked(el *list.Element) {
 	ans := a.order.Remove(el).(*answer)
 	delete(a.byKey, ans.key)
-	a.bytes -= len(ans.body)
+	a.bytes -= ans.memory
 }
 
 func (a *answers) snapshot() RetryStats {

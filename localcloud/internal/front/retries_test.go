@@ -191,3 +191,27 @@ func newServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// The kept answers' bound counts what they hold, not only their bodies'
+// length: the tee's buffer grows by doubling, so a body can sit in a buffer
+// twice its size, and each answer keeps its header and key besides.
+func TestKeptAnswersStayWithinTheirMemoryBound(t *testing.T) {
+	t.Parallel()
+	a := newAnswers()
+	a.max = 20_000
+	for i := range 10 {
+		body := make([]byte, 100, 4096) // a 100-byte answer in a grown buffer
+		a.keep(&answer{key: "call-" + strconv.Itoa(i), status: http.StatusOK,
+			header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, body: body})
+	}
+	require.LessOrEqual(t, a.bytes, a.max)
+	held := 0
+	for el := a.order.Front(); el != nil; el = el.Next() {
+		held += memoryOf(el.Value.(*answer))
+	}
+	require.Equal(t, held, a.bytes, "the count is the sum of what the kept answers hold")
+	require.Len(t, a.byKey, 4, "four answers of about 4.4 kB each fit in 20 kB")
+	require.Nil(t, a.lookup("call-5"), "the oldest went first")
+	require.NotNil(t, a.lookup("call-9"))
+	require.Greater(t, memoryOf(&answer{key: "k", body: make([]byte, 10, 4096)}), 4096)
+}
