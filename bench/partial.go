@@ -110,7 +110,7 @@ func (r *Report) splice(old, doc string) string {
 	for _, p := range parts {
 		from, mark := was.rows, ""
 		if p.in(r) {
-			from, mark = now.rows, fmt.Sprintf(" (%s's own run)", "§"+strings.TrimSuffix(strings.TrimPrefix(p.heading, "## "), ". "))
+			from, mark = now.rows, fmt.Sprintf(" (§%s's own run)", strings.TrimSuffix(strings.TrimPrefix(p.heading, "## "), ". "))
 		}
 		for _, row := range from {
 			if p.owns(row) && !claimed[row] {
