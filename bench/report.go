@@ -384,11 +384,12 @@ func (r *Report) requestsSection(p printer) {
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); the outbox\n")
 	p("row entering and leaving the sweeper's \"unpublished\" index, 2; the relay's mark, 1 (a plain write, 25 per\n")
 	p("BatchWriteItem); the notifier's two status writes, 2; analytics, its inbox row and the class's counter in one\n")
-	p("transaction (one counter per class per batch, increments summed), about 4; roster, its entry alone in the batch's\n")
-	p("transaction, 2 (the entry records the events applied to it, so no inbox row). Cut so far: the class's roster as-of\n")
-	p("item (as_of rides on the entries), the relay's marks as a transaction (2 units each), the roster's inbox rows (2\n")
-	p("units each). The naive design writes only the enrollment's transaction in one; its consumers and relay write\n")
-	p("plainly but read and write more. See internal/store's package doc for what each cut keeps.\n\n")
+	p("transaction (one counter per class per batch, increments summed), about 4; roster, one conditional write of its\n")
+	p("entry, 1 (the entry records the events applied to it, so no inbox row and no transaction). Cut so far: the class's\n")
+	p("roster as-of item (as_of rides on the entries), the relay's marks as a transaction (2 units each), the roster's\n")
+	p("inbox rows (2 units each) and its batch transaction (1 unit each). The naive design writes only the enrollment's\n")
+	p("transaction in one; its consumers and relay write plainly but read and write more. See internal/store's package\n")
+	p("doc for what each cut keeps.\n\n")
 	shared := 14*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
 	if len(costs) > 1 && TargetCostRatio*TotalUSD(costs[1]) > shared {
 		target := TargetCostRatio * TotalUSD(costs[1])

@@ -128,11 +128,15 @@
 // of two items, four); when it is refused, the entry is read (strongly
 // consistent) and its record decides: the same id and fingerprint →
 // inbox.ErrDuplicate, the same id with another fingerprint or of the other
-// kind, or another event of the same kind → inbox.ErrContractConflict. In
-// ApplyAllOnce the entry's update carries the condition, so a roster batch
-// is one item per entry (an enrollment and its cancellation merged, both
-// conditions required) and still one TransactWriteItems; an applied event
-// cancels it, and ApplyOnce settles each event as above. A duplicate moves
+// kind, or another event of the same kind → inbox.ErrContractConflict. The
+// roster's projector does not batch them (projection.Projector.ApplyAll): a
+// transaction would bill each entry twice and add nothing, since each entry
+// is its own record, so a Lambda batch is one conditional UpdateItem per
+// event, ten at once (1 write unit each instead of 2). ApplyAllOnce still
+// takes such applications: the entry's update carries the condition, one
+// item per entry (an enrollment and its cancellation merged, both
+// conditions required), and an applied event cancels the transaction, after
+// which ApplyOnce settles each event as above. A duplicate moves
 // nothing, as_of included. Analytics keeps its inbox rows: a counter's
 // increment is not idempotent by key. So do other consumers and
 // applications mixing effects, even in one batch with recorded ones.

@@ -144,7 +144,8 @@ func (s *Inbox) applyOnEntry(ctx context.Context, env events.Envelope, eff proje
 // request instead of ten. The records are inbox rows, except for the
 // applications recorded on their roster entries (projection.RecordedOnEntry):
 // those are written on the entry, whose update is then conditional on the
-// entry admitting them, so a roster batch is one item per entry. The error of
+// entry admitting them, one item per entry (the roster's projector applies
+// its events on their own instead, see projection.Projector.ApplyAll). The error of
 // a cancelled transaction does not say which event was the duplicate: the
 // caller applies each event on its own then.
 func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/clubdev/club/events"
@@ -309,10 +310,18 @@ func (p *Projector) Apply(ctx context.Context, env events.Envelope) error {
 // cannot hold back the others and each gets its own result. An event id that
 // appears twice in envs is applied once with the others and then on its own
 // (a duplicate, or a contract conflict).
+//
+// A batch whose applications are all recorded on their roster entries
+// ([RecordedOnEntry]) is not committed together: each application is one
+// conditional write of its own entry, which is its own record, so a
+// transaction would add no guarantee and only cost (DynamoDB bills each
+// item of a transaction twice). Those applications are applied on their
+// own, concurrently, one ApplyOnce each.
 func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []error {
 	errs := make([]error, len(envs))
 	var batch []Application
 	var batched, again []int // indexes into envs
+	onEntries := true
 	seen := make(map[string]bool, len(envs))
 	for i, env := range envs {
 		effects, err := p.effects(env)
@@ -327,15 +336,46 @@ func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []erro
 			seen[env.EventID] = true
 			batch = append(batch, Application{Event: env, Effects: effects})
 			batched = append(batched, i)
+			_, recorded := RecordedOnEntry(p.consumer, effects)
+			onEntries = onEntries && recorded
 		}
 	}
-	if len(batch) > 1 && p.inbox.ApplyAllOnce(ctx, p.consumer, batch) == nil {
+	if onEntries {
+		p.applyEach(ctx, envs, batched, errs)
+		batched = nil
+	} else if len(batch) > 1 && p.inbox.ApplyAllOnce(ctx, p.consumer, batch) == nil {
 		batched = nil
 	}
 	for _, i := range append(batched, again...) {
 		errs[i] = p.Apply(ctx, envs[i])
 	}
 	return errs
+}
+
+// concurrentApplies bounds the writes applyEach has in flight at once (a
+// Lambda batch of the roster's queue holds ten messages).
+const concurrentApplies = 10
+
+// applyEach applies envs[i] for each i in idx, each on its own, up to
+// concurrentApplies at once, and sets errs[i] to its result. The events have
+// distinct ids; two of them may change one entry (an enrollment and its
+// cancellation), whose conditional writes the store serialises, and the
+// effects commute.
+func (p *Projector) applyEach(ctx context.Context, envs []events.Envelope, idx []int, errs []error) {
+	if len(idx) == 1 {
+		errs[idx[0]] = p.Apply(ctx, envs[idx[0]])
+		return
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, concurrentApplies)
+	for _, i := range idx {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = p.Apply(ctx, envs[i])
+		})
+	}
+	wg.Wait()
 }
 
 // SortStudents orders roster entries as Roster documents: by enrollment time,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,17 +138,34 @@ func TestApplyKeepsTheClassification(t *testing.T) {
 // countingInbox counts the calls to the in-memory inbox it wraps.
 type countingInbox struct {
 	*memstore.Inbox
-	once, all int
+	once, all atomic.Int32
 }
 
 func (c *countingInbox) ApplyOnce(ctx context.Context, consumer string, env events.Envelope, effects []projection.Effect) error {
-	c.once++
+	c.once.Add(1)
 	return c.Inbox.ApplyOnce(ctx, consumer, env, effects)
 }
 
 func (c *countingInbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
-	c.all++
+	c.all.Add(1)
 	return c.Inbox.ApplyAllOnce(ctx, consumer, batch)
+}
+
+// countedMemstore is an in-memory store whose inbox calls are counted.
+func countedMemstore() (*memstore.Store, *countingInbox) {
+	mem := memstore.New()
+	return mem, &countingInbox{Inbox: mem.Inbox}
+}
+
+// enrollmentIn is the creation of enrollment e-<i> of student s-<i> in
+// classID, at at.
+func enrollmentIn(t *testing.T, classID string, i int, at time.Time) events.Envelope {
+	t.Helper()
+	env, err := events.New(events.NewID(), at, events.EnrollmentCreated{
+		EnrollmentID: fmt.Sprintf("e-%d", i), ClassID: classID, StudentID: fmt.Sprintf("s-%d", i),
+	})
+	require.NoError(t, err)
+	return env
 }
 
 // TestApplyAllCommitsABatchTogether: ten events are one inbox call; a batch
@@ -156,13 +174,8 @@ func (c *countingInbox) ApplyAllOnce(ctx context.Context, consumer string, batch
 func TestApplyAllCommitsABatchTogether(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	newEvent := func(i int) events.Envelope {
-		env, err := events.New(events.NewID(), at, events.EnrollmentCreated{EnrollmentID: fmt.Sprintf("e-%d", i), ClassID: "c", StudentID: fmt.Sprintf("s-%d", i)})
-		require.NoError(t, err)
-		return env
-	}
-	mem := memstore.New()
-	ib := &countingInbox{Inbox: mem.Inbox}
+	newEvent := func(i int) events.Envelope { return enrollmentIn(t, "c", i, at) }
+	mem, ib := countedMemstore()
 	p := projection.NewStatsProjector(ib)
 	ctx := context.Background()
 	total := func() int64 {
@@ -176,8 +189,8 @@ func TestApplyAllCommitsABatchTogether(t *testing.T) {
 		batch = append(batch, newEvent(i))
 	}
 	require.Equal(t, make([]error, 10), p.ApplyAll(ctx, batch))
-	require.Equal(t, 1, ib.all)
-	require.Zero(t, ib.once)
+	require.EqualValues(t, 1, ib.all.Load())
+	require.Zero(t, ib.once.Load())
 	require.EqualValues(t, 10, total())
 
 	// A redelivered event among new ones, and a new one twice.
@@ -193,9 +206,46 @@ func TestApplyAllCommitsABatchTogether(t *testing.T) {
 	require.ErrorIs(t, errs[3], inbox.ErrDuplicate, "the second copy in one batch is a duplicate")
 	require.NoError(t, errs[4], "an event the consumer does not use")
 	require.ErrorIs(t, errs[5], events.ErrMalformed)
-	require.Equal(t, 2, ib.all)
-	require.Equal(t, 4, ib.once, "after the failed batch: each of its three events, then the repeat")
+	require.EqualValues(t, 2, ib.all.Load())
+	require.EqualValues(t, 4, ib.once.Load(), "after the failed batch: each of its three events, then the repeat")
 	require.EqualValues(t, 12, total(), "each event counted once")
+}
+
+// TestApplyAllWritesEntriesOnTheirOwn: the roster's applications are each
+// recorded on their entry, so a batch is never committed together (a
+// transaction would only bill each entry twice): each event is one
+// ApplyOnce, a redelivered one among them is a duplicate on its own, and an
+// enrollment with its cancellation in one batch leaves the entry removed.
+func TestApplyAllWritesEntriesOnTheirOwn(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	joins := func(i int) events.Envelope { return enrollmentIn(t, "c", i, at.Add(time.Duration(i)*time.Minute)) }
+	mem, ib := countedMemstore()
+	p := projection.NewRosterProjector(ib)
+	ctx := context.Background()
+	students := func() int {
+		r, err := mem.Projections.Roster(ctx, "c")
+		require.NoError(t, err)
+		return len(r.Students)
+	}
+
+	var batch []events.Envelope
+	for i := range 10 {
+		batch = append(batch, joins(i))
+	}
+	require.Equal(t, make([]error, 10), p.ApplyAll(ctx, batch))
+	require.Zero(t, ib.all.Load(), "no batch commit for entries")
+	require.EqualValues(t, 10, ib.once.Load())
+	require.Equal(t, 10, students())
+
+	leaves, err := events.New(events.NewID(), at.Add(time.Hour), events.EnrollmentCancelled{EnrollmentID: "e-10", ClassID: "c", StudentID: "s-10"})
+	require.NoError(t, err)
+	errs := p.ApplyAll(ctx, []events.Envelope{batch[3], joins(10), leaves, joins(11)})
+	require.ErrorIs(t, errs[0], inbox.ErrDuplicate)
+	require.Equal(t, []error{nil, nil, nil}, errs[1:])
+	require.Zero(t, ib.all.Load())
+	require.EqualValues(t, 14, ib.once.Load(), "one call per event, no second round")
+	require.Equal(t, 11, students(), "e-10 joined and left in one batch; e-11 joined")
 }
 
 // TestRecordedOnEntry: only the roster consumer's applications of one roster
