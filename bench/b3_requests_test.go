@@ -28,7 +28,7 @@ func BenchmarkRequestsPerEnrollment(b *testing.B) {
 				Description: "infra/template.yaml: the stream polled four times a second, relay batches of up to 100 " +
 					"records, 10 events per PublishBatch, the batch's marks 25 rows per BatchWriteItem; the notifier writes " +
 					"its status once per step without reading and reads a batch's addresses at once; analytics commits " +
-					"a batch of events and their inbox rows in one transaction, roster one conditional write per entry, which records its events",
+					"a batch of up to 50 events and their inbox rows in one transaction, roster one conditional write per entry, which records its events",
 			}),
 		}
 		if !*naiveFlag {

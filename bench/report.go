@@ -380,24 +380,27 @@ func (r *Report) requestsSection(p printer) {
 	if len(costs) > 1 && TotalUSD(costs[1]) > 0 {
 		p("%s ÷ %s: **×%.2f** (target ≤ ×0.70).\n\n", q.Variants[0].Name, q.Variants[1].Name, TotalUSD(costs[0])/TotalUSD(costs[1]))
 	}
-	p("Where the product's write units come from, per enrollment: the enrollment's own transaction, 5 items × 2 = 10\n")
+	p("Where the product's write units come from, per enrollment: the enrollment's own transaction, 5 items × 2 = %d\n", enrollmentWriteUnits)
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); the outbox\n")
 	p("row entering and leaving the sweeper's \"unpublished\" index, 2; the relay's mark, 1 (a plain write, 25 per\n")
+	analytics := transactWriteUnits(q.Variants[0]) - enrollmentWriteUnits
 	p("BatchWriteItem); the notifier's two status writes, 2; analytics, its inbox row and the class's counter in one\n")
-	p("transaction (one counter per class per batch, increments summed), about 4; roster, one conditional write of its\n")
+	p("transaction (one counter per class per batch of up to 50 events, increments summed), %.2f in this run (the\n", analytics)
+	p("product's transactions' units less the enrollment's 10); roster, one conditional write of its\n")
 	p("entry, 1 (the entry records the events applied to it, so no inbox row and no transaction). Cut so far: the class's\n")
 	p("roster as-of item (as_of rides on the entries), the relay's marks as a transaction (2 units each), the roster's\n")
-	p("inbox rows (2 units each) and its batch transaction (1 unit each). The naive design writes only the enrollment's\n")
-	p("transaction in one; its consumers and relay write plainly but read and write more. See internal/store's package\n")
-	p("doc for what each cut keeps.\n\n")
+	p("inbox rows (2 units each) and its batch transaction (1 unit each), analytics' batches grown from 10 events to 50\n")
+	p("(more events share a class's counter write). The naive design writes only the enrollment's transaction in one;\n")
+	p("its consumers and relay write plainly but read and write more. See internal/store's package doc for what each\n")
+	p("cut keeps.\n\n")
 	shared := 14*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
 	if len(costs) > 1 && TargetCostRatio*TotalUSD(costs[1]) > shared {
 		target := TargetCostRatio * TotalUSD(costs[1])
 		p("What ×0.70 would take: the enrollment's transaction, the outbox index, the notifier's writes and the HTTP API\n")
 		p("request are the same in both designs, $%.2f/M. ×0.70 of the naive design is $%.2f/M, which leaves $%.2f/M for\n", shared, target, target-shared)
 		p("everything else of the product — relay, SNS, SQS, Lambda, reads, analytics and roster — which costs $%.2f/M\n", TotalUSD(costs[0])-shared)
-		p("in this run; analytics' exactly-once counters alone (an inbox row and a counter, in one transaction) cost about\n")
-		p("$%.2f/M.\n\n", 4*pr.DynamoDBWriteUnit)
+		p("in this run; analytics' exactly-once counters alone (an inbox row and the counters, in one transaction) cost\n")
+		p("$%.2f/M.\n\n", analytics*pr.DynamoDBWriteUnit)
 	}
 
 	p("DynamoDB units by operation, per enrollment (write units / read units / items, of which in transactions; then the\n")
@@ -432,6 +435,22 @@ func (r *Report) requestsSection(p printer) {
 		p("\n")
 	}
 	p("\n")
+}
+
+// enrollmentWriteUnits is what the enrollment's own transaction bills: five
+// items (idempotency record, member, seat counter, enrollment, outbox row),
+// each under 1 KB, twice each.
+const enrollmentWriteUnits = 10
+
+// transactWriteUnits is the DynamoDB write units of v's TransactWriteItems
+// per enrollment.
+func transactWriteUnits(v RequestVariant) float64 {
+	for _, u := range v.Units {
+		if u.Service == "dynamodb" && u.Operation == "TransactWriteItems" {
+			return u.WriteUnits / float64(max(v.Enrollments, 1))
+		}
+	}
+	return 0
 }
 
 // units formats a per-enrollment quantity: small ones (GB-seconds) with

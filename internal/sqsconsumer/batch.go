@@ -15,7 +15,7 @@ import (
 type BatchHandler func(ctx context.Context, msgs []Message) []error
 
 // ProcessBatch is Process for a handler that commits a whole batch at once
-// (the projections: one transaction for ten events). Each message keeps its
+// (analytics: one transaction for a batch of events). Each message keeps its
 // own fault points, classification, dead letter or retry delay, and metrics:
 // the messages whose before-commit fault point fails are left out of the
 // handler's call, the after-commit point is passed for each message the

@@ -140,8 +140,8 @@ func (s *Inbox) applyOnEntry(ctx context.Context, env events.Envelope, eff proje
 
 // ApplyAllOnce commits the batch's records and merged effects in one
 // TransactWriteItems, or in halves when they would exceed DynamoDB's 100
-// items (see projection.Inbox). A batch of ten enrollment events is one
-// request instead of ten. The records are inbox rows, except for the
+// items (see projection.Inbox). A batch of fifty enrollment events is one
+// request instead of fifty. The records are inbox rows, except for the
 // applications recorded on their roster entries (projection.RecordedOnEntry):
 // those are written on the entry, whose update is then conditional on the
 // entry admitting them, one item per entry (the roster's projector applies

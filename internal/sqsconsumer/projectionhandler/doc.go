@@ -4,15 +4,14 @@
 // configuration, the wiring and the SQS batch handling — is here.
 //
 // The handler decodes the envelopes of a batch and applies them through the
-// projector together: the read-model changes of the whole batch and their
-// records commit in one transaction (effects on one item merged), so a
-// batch of ten events is one write request instead of ten. The records are
-// analytics' inbox rows, and for the roster the entries themselves, which
-// record the events applied to them (projection.RecordedOnEntry): a roster
-// batch writes one item per entry and no inbox row. When that
+// projector together. For analytics the counter changes of the whole batch
+// and the events' inbox rows commit in one transaction (the increments of
+// one class summed), so a batch of fifty events is one write request
+// instead of fifty. The roster's entries record the events applied to them
+// (projection.RecordedOnEntry), so each event is one conditional write of
+// its entry, the batch's written at once, and no inbox row. When the
 // transaction cannot commit — an event of the batch was applied before, or
-// a transient failure — each event is applied on its own (a transaction,
-// or for the roster one conditional write of its entry), so every message
+// a transient failure — each event is applied on its own, so every message
 // still gets its own result. The consumer (package
 // sqsconsumer, ProcessBatch) maps the results: a repeated event
 // (inbox.ErrDuplicate) is acknowledged without effect; a malformed or
