@@ -106,22 +106,30 @@ func (r *Report) splice(old, doc string) string {
 	var b strings.Builder
 	b.WriteString(was.header)
 	b.WriteString(summaryHeading + "\n| target | result | |\n|---|---|---|\n")
-	claimed := map[string]bool{}
-	for _, p := range parts {
-		from, mark := was.rows, ""
-		if p.in(r) {
-			from, mark = now.rows, fmt.Sprintf(" (§%s's own run)", strings.TrimSuffix(strings.TrimPrefix(p.heading, "## "), ". "))
-		}
-		for _, row := range from {
-			if p.owns(row) && !claimed[row] {
-				claimed[row] = true
+	// The rows stay where the full run put them: a part that ran puts its new
+	// rows where its first old row was (or at the end, if it had none).
+	written := map[int]bool{} // index into parts
+	writeRows := func(i int) {
+		written[i] = true
+		mark := fmt.Sprintf(" (§%s's own run)", strings.TrimSuffix(strings.TrimPrefix(parts[i].heading, "## "), ". "))
+		for _, row := range now.rows {
+			if parts[i].owns(row) {
 				b.WriteString(markRow(row, mark) + "\n")
 			}
 		}
 	}
 	for _, row := range was.rows {
-		if !claimed[row] && !ownedByAny(row) {
+		i := ownerOf(row)
+		switch {
+		case i < 0 || !parts[i].in(r):
 			b.WriteString(row + "\n")
+		case !written[i]:
+			writeRows(i)
+		}
+	}
+	for i, p := range parts {
+		if p.in(r) && !written[i] {
+			writeRows(i)
 		}
 	}
 	b.WriteString("\n")
@@ -148,13 +156,14 @@ func (r *Report) splice(old, doc string) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-func ownedByAny(row string) bool {
-	for _, p := range parts {
+// ownerOf returns the index in parts of the part that owns row, or -1.
+func ownerOf(row string) int {
+	for i, p := range parts {
 		if p.owns(row) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 func headedByAny(section string) bool {

@@ -20,6 +20,8 @@ func TestRunOfOneBenchmarkKeepsTheRestOfTheReport(t *testing.T) {
 	t.Parallel()
 	md := filepath.Join(t.TempDir(), "benchmarks.md")
 	full := sampleReport()
+	full.Outage = &bench.OutageResult{Mails: 1000, Outage: 10 * time.Minute, ProviderRate: 50, ProviderCalls: 560,
+		Drain: 30 * time.Second, Sent: 1000}
 	full.Started = time.Date(2026, 11, 29, 23, 17, 0, 0, time.UTC)
 	full.Finished = full.Started.Add(10 * time.Minute)
 	_, err := full.Write(md)
@@ -30,6 +32,7 @@ func TestRunOfOneBenchmarkKeepsTheRestOfTheReport(t *testing.T) {
 
 	alone := sampleReport()
 	alone.Latency, alone.Throughput, alone.Drain, alone.Functions, alone.Profiles = nil, nil, nil, nil, nil
+	alone.Outage = nil
 	alone.Command = "go test -run '^$' -bench 'RequestsPerEnrollment' -benchtime 1x ./bench"
 	alone.Started = time.Date(2026, 12, 2, 5, 9, 0, 0, time.UTC)
 	alone.Finished = alone.Started.Add(34 * time.Second)
@@ -54,11 +57,11 @@ func TestRunOfOneBenchmarkKeepsTheRestOfTheReport(t *testing.T) {
 	// Kept whole: the header, the sections of the benchmarks that did not run, the kept section.
 	head := func(doc string) string { return doc[:strings.Index(doc, "## Summary")] }
 	require.Equal(t, head(string(before)), head(text), "the header describes the full run")
-	for _, h := range []string{"## 1. ", "## 2. ", "## 4. ", "## 5. ", "## CPU profiles"} {
+	for _, h := range []string{"## 1. ", "## 2. ", "## 4. ", "## 5. ", "## 6. ", "## CPU profiles"} {
 		require.Equal(t, section(string(before), h), section(text, h), h)
 	}
 	require.Contains(t, text, "<!-- begin persistence-startup -->\n## 7. Start-up\n\n2.08 s\n<!-- end persistence-startup -->\n")
-	for _, row := range []string{"| enrollment latency", "| ≥ 300 enrollments/s", "| backlog drain"} {
+	for _, row := range []string{"| enrollment latency", "| ≥ 300 enrollments/s", "| backlog drain", "| a 10m0s outage"} {
 		require.Contains(t, text, row, "the other benchmarks' summary rows")
 	}
 
@@ -70,6 +73,17 @@ func TestRunOfOneBenchmarkKeepsTheRestOfTheReport(t *testing.T) {
 	require.Contains(t, text, "$4.34 vs $7.50: ×0.58 (§3's own run) | met |", "the cost row, from the run alone")
 	require.Equal(t, 1, strings.Count(text, "| cost per million enrollments"), "each row once")
 	require.Equal(t, 1, strings.Count(text, "## 3. "), "each section once")
+	rows := func(doc string) []string { // the summary's targets, in order
+		var out []string
+		for _, line := range strings.Split(section(doc, "## Summary"), "\n")[3:] {
+			if cell, _, ok := strings.Cut(strings.TrimPrefix(line, "| "), " | "); ok {
+				out = append(out, cell)
+			}
+		}
+		return out
+	}
+	require.Len(t, rows(string(before)), 7)
+	require.Equal(t, rows(string(before)), rows(text), "the summary's rows stay in the full run's order")
 	require.Less(t, strings.Index(text, "## 2. "), strings.Index(text, "## 3. "))
 	require.Less(t, strings.Index(text, "## 3. "), strings.Index(text, "## 4. "))
 }
