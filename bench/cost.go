@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -111,16 +112,34 @@ func (v RequestVariant) GBSecondsPerEnrollment() float64 {
 // TransactionItemsPerEnrollment is how many items the variant wrote in
 // transactions per enrollment, as the meter counted them.
 func (v RequestVariant) TransactionItemsPerEnrollment() float64 {
-	if v.Enrollments == 0 {
-		return 0
-	}
-	var n int64
+	items, _ := v.transactWrites()
+	return perEnrollment(float64(items), v.Enrollments)
+}
+
+// TransactWriteUnitsPerEnrollment is the write units the variant's
+// transactions billed per enrollment, as the meter counted them.
+func (v RequestVariant) TransactWriteUnitsPerEnrollment() float64 {
+	_, units := v.transactWrites()
+	return perEnrollment(units, v.Enrollments)
+}
+
+// transactWrites sums the items and write units of the variant's
+// TransactWriteItems.
+func (v RequestVariant) transactWrites() (items int64, writeUnits float64) {
 	for _, u := range v.Units {
 		if u.Service == "dynamodb" && u.Operation == "TransactWriteItems" {
-			n += u.TransactionItems
+			items += u.TransactionItems
+			writeUnits += u.WriteUnits
 		}
 	}
-	return float64(n) / float64(v.Enrollments)
+	return items, writeUnits
+}
+
+func perEnrollment(x float64, enrollments int) float64 {
+	if enrollments == 0 {
+		return 0
+	}
+	return x / float64(enrollments)
 }
 
 // TotalUSD sums a cost estimate.
@@ -130,6 +149,17 @@ func TotalUSD(lines []CostLine) float64 {
 		t += l.USD
 	}
 	return t
+}
+
+// costOf sums the dollars of the named items of a cost estimate.
+func costOf(lines []CostLine, items ...string) float64 {
+	var usd float64
+	for _, l := range lines {
+		if slices.Contains(items, l.Item) {
+			usd += l.USD
+		}
+	}
+	return usd
 }
 
 // opKey names an operation in tables.

@@ -383,7 +383,7 @@ func (r *Report) requestsSection(p printer) {
 	p("Where the product's write units come from, per enrollment: the enrollment's own transaction, 5 items × 2 = %d\n", enrollmentWriteUnits)
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); the outbox\n")
 	p("row entering and leaving the sweeper's \"unpublished\" index, 2; the relay's mark, 1 (a plain write, 25 per\n")
-	analytics := transactWriteUnits(q.Variants[0]) - enrollmentWriteUnits
+	analytics := q.Variants[0].TransactWriteUnitsPerEnrollment() - enrollmentWriteUnits
 	p("BatchWriteItem); the notifier's two status writes, 2; analytics, its inbox row and the class's counter in one\n")
 	p("transaction (one counter per class per batch of up to 50 events, increments summed), %.2f in this run (the\n", analytics)
 	p("product's transactions' units less the enrollment's 10); roster, one conditional write of its\n")
@@ -393,7 +393,7 @@ func (r *Report) requestsSection(p printer) {
 	p("(more events share a class's counter write). The naive design writes only the enrollment's transaction in one;\n")
 	p("its consumers and relay write plainly but read and write more. See internal/store's package doc for what each\n")
 	p("cut keeps.\n\n")
-	shared := 14*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
+	shared := sharedWriteUnits*pr.DynamoDBWriteUnit + pr.HTTPAPIRequest
 	if len(costs) > 1 && TargetCostRatio*TotalUSD(costs[1]) > shared {
 		target := TargetCostRatio * TotalUSD(costs[1])
 		p("What ×0.70 would take: the enrollment's transaction, the outbox index, the notifier's writes and the HTTP API\n")
@@ -452,27 +452,10 @@ const enrollmentWriteUnits = 10
 // conditional write of its entry (1), the relay's mark (1).
 const keptWriteUnits = 4
 
-// costOf sums the dollars of the named items of a cost estimate.
-func costOf(lines []CostLine, items ...string) float64 {
-	var usd float64
-	for _, l := range lines {
-		if slices.Contains(items, l.Item) {
-			usd += l.USD
-		}
-	}
-	return usd
-}
-
-// transactWriteUnits is the DynamoDB write units of v's TransactWriteItems
-// per enrollment.
-func transactWriteUnits(v RequestVariant) float64 {
-	for _, u := range v.Units {
-		if u.Service == "dynamodb" && u.Operation == "TransactWriteItems" {
-			return u.WriteUnits / float64(max(v.Enrollments, 1))
-		}
-	}
-	return 0
-}
+// sharedWriteUnits is what both designs write per enrollment: the
+// enrollment's transaction, the outbox row entering and leaving the
+// sweeper's index (2), the notifier's two status writes (2).
+const sharedWriteUnits = enrollmentWriteUnits + 2 + 2
 
 // units formats a per-enrollment quantity: small ones (GB-seconds) with
 // their significant digits.

@@ -164,6 +164,7 @@ func TestCostPricesEachRequestClass(t *testing.T) {
 	require.InDelta(t, 2.2, v.PerEnrollment(), 1e-9)
 	require.InDelta(t, 1.1, v.InvocationsPerEnrollment(), 1e-9)
 	require.InDelta(t, 4, v.TransactionItemsPerEnrollment(), 1e-9)
+	require.InDelta(t, 8.4, v.TransactWriteUnitsPerEnrollment(), 1e-9)
 	gbs := (0.04*0.25 + 1*1) / 10
 	require.InDelta(t, gbs, v.GBSecondsPerEnrollment(), 1e-12)
 	lines := bench.Cost(v, bench.ListPrices)

@@ -362,7 +362,10 @@ const concurrentApplies = 10
 // cancellation), whose conditional writes the store serialises, and the
 // effects commute.
 func (p *Projector) applyEach(ctx context.Context, envs []events.Envelope, idx []int, errs []error) {
-	if len(idx) == 1 {
+	switch len(idx) {
+	case 0:
+		return
+	case 1:
 		errs[idx[0]] = p.Apply(ctx, envs[idx[0]])
 		return
 	}
