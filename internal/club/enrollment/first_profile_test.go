@@ -3,12 +3,14 @@ package enrollment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club"
+	"github.com/clubdev/club/internal/club/class"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 	"github.com/clubdev/club/internal/store/memstore"
@@ -161,3 +163,64 @@ func TestSeedingHappensBeforeTheCommit(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// countingProfiles counts the profile reads of the enrollment service.
+type countingProfiles struct {
+	*memstore.Profiles
+	reads int
+}
+
+func (c *countingProfiles) Get(ctx context.Context, userID string) (profile.Profile, error) {
+	c.reads++
+	return c.Profiles.Get(ctx, userID)
+}
+
+func TestAProfileOnceSeenIsNotReadAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	changed, err := profile.New("s-1", "changed@example.org", "Changed", time.Now())
+	require.NoError(t, err)
+
+	tests := []struct {
+		name       string
+		policy     profile.AddressPolicy
+		tokenEmail string
+		// wantReads is the profile reads of three enrollments in three
+		// classes, the profile changed after the first.
+		wantReads    int
+		wantCaptured []string
+	}{
+		{name: "current policy: the first enrollment seeds it, the others need no read",
+			tokenEmail: "ann@example.com", wantReads: 1, wantCaptured: []string{"", "", ""}},
+		{name: "current policy, no address to seed: every enrollment looks again",
+			tokenEmail: "", wantReads: 3, wantCaptured: []string{"", "", ""}},
+		{name: "at_enrollment: every enrollment reads the address it captures", policy: profile.PolicyAtEnrollment,
+			tokenEmail: "ann@example.com", wantReads: 3, wantCaptured: []string{"ann@example.com", "changed@example.org", "changed@example.org"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mem := memstore.New()
+			counted := &countingProfiles{Profiles: mem.Profiles}
+			s := newSetup(t, enrollment.Deps{Policy: tt.policy, Profiles: counted, SeedProfiles: mem.Profiles})
+			var captured []string
+			for i, classID := range []string{"c-1", "c-2", "c-3"} {
+				if classID != "c-1" {
+					c, err := class.New(classID, "teacher-1", "Go", 2, time.Date(2026, 4, 1, 17, 0, 0, 0, time.UTC))
+					require.NoError(t, err)
+					require.NoError(t, s.mem.Classes.Create(ctx, c))
+				}
+				req := request("s-1", fmt.Sprintf("key-%08d", i))
+				req.ClassID, req.TokenEmail = classID, tt.tokenEmail
+				res, err := s.svc.Enroll(ctx, req)
+				require.NoError(t, err)
+				captured = append(captured, res.Enrollment.CapturedAddress())
+				if i == 0 && tt.tokenEmail != "" {
+					require.NoError(t, mem.Profiles.Put(ctx, changed))
+				}
+			}
+			require.Equal(t, tt.wantReads, counted.reads)
+			require.Equal(t, tt.wantCaptured, captured)
+		})
+	}
+}

@@ -114,6 +114,7 @@ type Service struct {
 	store    Store
 	classes  ClassFinder
 	known    classCache
+	profiled studentSet
 	idem     idempotency.Store
 	policy   profile.AddressPolicy
 	profiles profile.Finder
@@ -313,6 +314,32 @@ func (k *classCache) put(c class.Class, now time.Time) {
 	k.entries[c.ID()] = cachedClass{class: c, until: now.Add(classCacheTTL)}
 }
 
+// studentSet remembers the students known to have a profile, at most
+// studentSetSize of them (when full it starts again, as classCache does):
+// a profile, once there, stays, so a member never goes stale.
+type studentSet struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+const studentSetSize = 1 << 16
+
+func (k *studentSet) has(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.ids[id]
+	return ok
+}
+
+func (k *studentSet) add(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= studentSetSize {
+		k.ids = make(map[string]struct{})
+	}
+	k.ids[id] = struct{}{}
+}
+
 func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {
 	resp, err := rec.Replay(fingerprint)
 	if err != nil {
@@ -328,13 +355,24 @@ func replay(rec idempotency.Record, fingerprint string) (EnrollResult, error) {
 // enrollment may leave it behind: it is the student's own verified address). Without any address the enrollment still
 // succeeds (a seat must not depend on mail); the notifier will find none and
 // record the notification as failed.
+//
+// Under the current policy the address is not needed here, only the
+// profile's existence; profiles are never deleted, so a student this
+// process has seen with a profile is not read again (studentSet).
 func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string, error) {
 	if s.seeder == nil && s.policy != profile.PolicyAtEnrollment {
 		return "", nil // nothing to read
 	}
+	current := s.policy != profile.PolicyAtEnrollment
+	if current && s.profiled.has(req.StudentID) {
+		return "", nil
+	}
 	p, err := s.profiles.Get(ctx, req.StudentID)
 	switch {
 	case err == nil:
+		if current {
+			s.profiled.add(req.StudentID)
+		}
 		return p.Email, nil
 	case !errors.Is(err, club.ErrNotFound):
 		return "", fmt.Errorf("enroll: read profile of %s: %w", req.StudentID, err)
@@ -352,6 +390,11 @@ func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string
 	created, err := s.seeder.CreateIfAbsent(ctx, first)
 	if err != nil {
 		return "", fmt.Errorf("enroll: create the first profile of %s: %w", req.StudentID, err)
+	}
+	if current {
+		// Created now or by a concurrent PUT /me/profile: either way it
+		// exists, and under the current policy its address is not needed.
+		s.profiled.add(req.StudentID)
 	}
 	if created {
 		return first.Email, nil
