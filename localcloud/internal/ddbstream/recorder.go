@@ -196,13 +196,17 @@ func (rec *Recorder) streamWrites(ctx context.Context, r *http.Request, targets 
 		if !known || !t.streaming() {
 			continue
 		}
-		key, ok := keyOf(t, tg.attrs)
+		attrs, ok := tg.attributes()
+		if !ok {
+			continue // kumo rejects attributes that are not an object
+		}
+		key, ok := keyOf(t, attrs)
 		if !ok {
 			continue // kumo rejects an incomplete key; nothing to record
 		}
 		w := itemWrite{table: t, key: key}
 		if createsOnly(t, tg.condition) {
-			b, err := json.Marshal(tg.attrs) // sorted and compact, as kumo renders items
+			b, err := json.Marshal(attrs) // sorted and compact, as kumo renders items
 			if err != nil {
 				return nil, fmt.Errorf("encode item: %w", err)
 			}

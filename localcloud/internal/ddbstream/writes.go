@@ -9,11 +9,13 @@ import (
 	"strings"
 )
 
-// target is one item a write request addresses: the table and the
-// attributes that hold its key (the whole item for a put).
+// target is one item a write request addresses: the table and the JSON
+// object of attributes that hold its key (the whole item for a put), left
+// undecoded until the table is known to have a stream (attributes): most
+// writes go to tables without one.
 type target struct {
 	table string
-	attrs map[string]json.RawMessage
+	raw   json.RawMessage
 	// condition is the ConditionExpression of a PutItem or a transaction's
 	// Put ("" for anything else): see createsOnly.
 	condition string
@@ -26,9 +28,9 @@ func writeTargets(op string, body []byte) ([]target, error) {
 	switch op {
 	case "PutItem":
 		var req struct {
-			TableName           string                     `json:"TableName"`
-			Item                map[string]json.RawMessage `json:"Item"`
-			ConditionExpression string                     `json:"ConditionExpression"`
+			TableName           string          `json:"TableName"`
+			Item                json.RawMessage `json:"Item"`
+			ConditionExpression string          `json:"ConditionExpression"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", op, err)
@@ -36,8 +38,8 @@ func writeTargets(op string, body []byte) ([]target, error) {
 		return []target{{req.TableName, req.Item, req.ConditionExpression}}, nil
 	case "UpdateItem", "DeleteItem":
 		var req struct {
-			TableName string                     `json:"TableName"`
-			Key       map[string]json.RawMessage `json:"Key"`
+			TableName string          `json:"TableName"`
+			Key       json.RawMessage `json:"Key"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", op, err)
@@ -52,10 +54,19 @@ func writeTargets(op string, body []byte) ([]target, error) {
 }
 
 type keyed struct {
-	TableName           string                     `json:"TableName"`
-	Key                 map[string]json.RawMessage `json:"Key"`
-	Item                map[string]json.RawMessage `json:"Item"`
-	ConditionExpression string                     `json:"ConditionExpression"`
+	TableName           string          `json:"TableName"`
+	Key                 json.RawMessage `json:"Key"`
+	Item                json.RawMessage `json:"Item"`
+	ConditionExpression string          `json:"ConditionExpression"`
+}
+
+// attributes decodes the target's attributes. ok is false when they are not
+// a JSON object of attributes: kumo rejects such a request.
+func (tg target) attributes() (attrs map[string]json.RawMessage, ok bool) {
+	if err := json.Unmarshal(tg.raw, &attrs); err != nil {
+		return nil, false
+	}
+	return attrs, attrs != nil
 }
 
 func transactWriteTargets(body []byte) ([]target, error) {
