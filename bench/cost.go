@@ -99,14 +99,11 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 // GBSecondsPerEnrollment is the Lambda duration the variant is billed per
 // enrollment: each function's billed milliseconds times its memory size.
 func (v RequestVariant) GBSecondsPerEnrollment() float64 {
-	if v.Enrollments == 0 {
-		return 0
-	}
 	var gbs float64
 	for _, f := range v.Functions {
 		gbs += float64(f.BilledMs) / 1000 * float64(f.MemoryMB) / 1024
 	}
-	return gbs / float64(v.Enrollments)
+	return perEnrollment(gbs, v.Enrollments)
 }
 
 // TransactionItemsPerEnrollment is how many items the variant wrote in
@@ -135,6 +132,8 @@ func (v RequestVariant) transactWrites() (items int64, writeUnits float64) {
 	return items, writeUnits
 }
 
+// perEnrollment divides a variant's total by its enrollments (0 when it
+// made none).
 func perEnrollment(x float64, enrollments int) float64 {
 	if enrollments == 0 {
 		return 0

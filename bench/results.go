@@ -282,26 +282,20 @@ type RequestVariant struct {
 
 // PerEnrollment is the variant's AWS requests per enrollment.
 func (v RequestVariant) PerEnrollment() float64 {
-	if v.Enrollments == 0 {
-		return 0
-	}
 	var n int64
 	for _, op := range v.Ops {
 		n += op.Count
 	}
-	return float64(n) / float64(v.Enrollments)
+	return perEnrollment(float64(n), v.Enrollments)
 }
 
 // InvocationsPerEnrollment is the variant's Lambda invocations per enrollment.
 func (v RequestVariant) InvocationsPerEnrollment() float64 {
-	if v.Enrollments == 0 {
-		return 0
-	}
 	var n int64
 	for _, c := range v.Invocations {
 		n += c
 	}
-	return float64(n) / float64(v.Enrollments)
+	return perEnrollment(float64(n), v.Enrollments)
 }
 
 // DrainResult is benchmark 4: a backlog drained while arrivals continue,
