@@ -185,12 +185,15 @@ func TestAProfileOnceSeenIsNotReadAgain(t *testing.T) {
 		name       string
 		policy     profile.AddressPolicy
 		tokenEmail string
+		racing     bool // a concurrent PUT /me/profile wins the first seeding
 		// wantReads is the profile reads of three enrollments in three
 		// classes, the profile changed after the first.
 		wantReads    int
 		wantCaptured []string
 	}{
 		{name: "current policy: the first enrollment seeds it, the others need no read",
+			tokenEmail: "ann@example.com", wantReads: 1, wantCaptured: []string{"", "", ""}},
+		{name: "current policy, a concurrent PUT wins the seeding: its address is not read", racing: true,
 			tokenEmail: "ann@example.com", wantReads: 1, wantCaptured: []string{"", "", ""}},
 		{name: "current policy, no address to seed: every enrollment looks again",
 			tokenEmail: "", wantReads: 3, wantCaptured: []string{"", "", ""}},
@@ -202,7 +205,11 @@ func TestAProfileOnceSeenIsNotReadAgain(t *testing.T) {
 			t.Parallel()
 			mem := memstore.New()
 			counted := &countingProfiles{Profiles: mem.Profiles}
-			s := newSetup(t, enrollment.Deps{Policy: tt.policy, Profiles: counted, SeedProfiles: mem.Profiles})
+			var seeder enrollment.ProfileSeeder = mem.Profiles
+			if tt.racing {
+				seeder = racingSeeder{Profiles: mem.Profiles, chosen: changed}
+			}
+			s := newSetup(t, enrollment.Deps{Policy: tt.policy, Profiles: counted, SeedProfiles: seeder})
 			var captured []string
 			for i, classID := range []string{"c-1", "c-2", "c-3"} {
 				if classID != "c-1" {

@@ -395,6 +395,7 @@ func (s *Service) prepareProfile(ctx context.Context, req EnrollRequest) (string
 		// Created now or by a concurrent PUT /me/profile: either way it
 		// exists, and under the current policy its address is not needed.
 		s.profiled.add(req.StudentID)
+		return "", nil
 	}
 	if created {
 		return first.Email, nil
