@@ -21,6 +21,9 @@ type Prices struct {
 	LambdaInvocation, LambdaGBSecond float64
 	// API Gateway HTTP API: per million requests.
 	HTTPAPIRequest float64
+	// CloudWatch Logs: per GB (2^30 bytes) ingested (standard class, the
+	// first tier of Lambda's logs).
+	LogsIngestedGB float64
 }
 
 // ListPrices are the prices of the estimate (AWS price pages, 2025).
@@ -32,6 +35,7 @@ var ListPrices = Prices{
 	LambdaInvocation:  0.20,
 	LambdaGBSecond:    0.0000133334,
 	HTTPAPIRequest:    1.00,
+	LogsIngestedGB:    0.50,
 }
 
 // CostLine is one priced item of a cost estimate, per enrollment.
@@ -51,6 +55,7 @@ const (
 	CostInvocations = "Lambda invocations"
 	CostDuration    = "Lambda duration (GB-seconds)"
 	CostHTTPAPI     = "HTTP API requests"
+	CostLogs        = "CloudWatch Logs ingested (KB)"
 )
 
 // Cost prices a million enrollments of v from what the local cloud counted:
@@ -59,8 +64,10 @@ const (
 // transactional items twice; global secondary index entries on their own
 // line, per 1 KB of the projection), SNS publishes and SQS requests per 64
 // KB chunk (v.Units), Lambda invocations and GB-seconds (v.Functions:
-// billed milliseconds × memory size), and the HTTP API request. Data
-// transfer, storage and CloudWatch are not included.
+// billed milliseconds × memory size), the HTTP API request, and the bytes
+// of the functions' log lines, their own and the runtime's START, END and
+// REPORT, as CloudWatch Logs ingestion (v.Functions). Data transfer,
+// storage and CloudWatch metrics are not included.
 func Cost(v RequestVariant, p Prices) []CostLine {
 	if v.Enrollments == 0 {
 		return nil
@@ -83,6 +90,7 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 	}
 	gbs := v.GBSecondsPerEnrollment()
 	inv := v.InvocationsPerEnrollment()
+	kb := v.LogBytesPerEnrollment() / 1024
 	const million = 1e6
 	return []CostLine{
 		{Item: CostWriteUnits, Units: wru, USD: wru * p.DynamoDBWriteUnit},
@@ -93,7 +101,18 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 		{Item: CostInvocations, Units: inv, USD: inv * p.LambdaInvocation},
 		{Item: CostDuration, Units: gbs, USD: gbs * p.LambdaGBSecond * million},
 		{Item: CostHTTPAPI, Units: 1, USD: p.HTTPAPIRequest},
+		{Item: CostLogs, Units: kb, USD: kb / (1 << 20) * p.LogsIngestedGB * million},
 	}
+}
+
+// LogBytesPerEnrollment is the bytes of log lines the variant's functions
+// wrote per enrollment.
+func (v RequestVariant) LogBytesPerEnrollment() float64 {
+	var b int64
+	for _, f := range v.Functions {
+		b += f.LogBytes
+	}
+	return perEnrollment(float64(b), v.Enrollments)
 }
 
 // GBSecondsPerEnrollment is the Lambda duration the variant is billed per

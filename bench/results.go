@@ -243,10 +243,13 @@ type UnitCount struct {
 }
 
 // FunctionUse is what a function's invocations in a run are billed by: the
-// sum of their durations, each rounded up to 1 ms, and the memory size.
+// sum of their durations, each rounded up to 1 ms, and the memory size; and
+// the log lines they wrote (what CloudWatch Logs ingests), with their bytes.
 type FunctionUse struct {
-	BilledMs int64
-	MemoryMB int
+	BilledMs  int64
+	MemoryMB  int
+	LogEvents int64
+	LogBytes  int64
 }
 
 // RequestsResult is benchmark 3: AWS requests per enrollment, by operation,

@@ -157,8 +157,8 @@ func TestCostPricesEachRequestClass(t *testing.T) {
 		},
 		Invocations: map[string]int64{"api": 10, "relay": 1},
 		Functions: map[string]bench.FunctionUse{
-			"api":   {BilledMs: 10 * 4, MemoryMB: 256}, // 0.04 s × 0.25 GB
-			"relay": {BilledMs: 1000, MemoryMB: 1024},  // 1 s × 1 GB
+			"api":   {BilledMs: 10 * 4, MemoryMB: 256, LogEvents: 40, LogBytes: 10 * 3072}, // 0.04 s × 0.25 GB; 3 KB of log an enrollment
+			"relay": {BilledMs: 1000, MemoryMB: 1024, LogEvents: 3, LogBytes: 1024},        // 1 s × 1 GB
 		},
 	}
 	require.InDelta(t, 2.2, v.PerEnrollment(), 1e-9)
@@ -178,7 +178,10 @@ func TestCostPricesEachRequestClass(t *testing.T) {
 	require.InDelta(t, 0.2, units[bench.CostSNS], 1e-9)
 	require.InDelta(t, 1.1, units[bench.CostSQS], 1e-9)
 	require.InDelta(t, gbs, units[bench.CostDuration], 1e-12)
-	want := 10.4*0.625 + 0.5*0.625 + 1.5*0.125 + 0.2*0.50 + 1.1*0.40 + 1.1*0.20 + gbs*0.0000133334*1e6 + 1*1.00
+	kb := (10*3072.0 + 1024) / 1024 / 10
+	require.InDelta(t, kb, units[bench.CostLogs], 1e-9)
+	want := 10.4*0.625 + 0.5*0.625 + 1.5*0.125 + 0.2*0.50 + 1.1*0.40 + 1.1*0.20 + gbs*0.0000133334*1e6 + 1*1.00 +
+		kb/(1024*1024)*0.50*1e6 // $0.50 per GB of logs
 	require.InDelta(t, want, bench.TotalUSD(lines), 1e-9)
 	require.Nil(t, bench.Cost(bench.RequestVariant{}, bench.ListPrices))
 }

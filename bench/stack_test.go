@@ -230,6 +230,8 @@ type functionStats struct {
 	Invocations int64
 	BilledMs    int64
 	MemoryMB    int
+	LogEvents   int64
+	LogBytes    int64
 	PIDs        []int
 }
 
@@ -254,13 +256,19 @@ func (s *stack) units(tb testing.TB) []bench.UnitCount {
 	return kept
 }
 
-// functionUse is what each function was billed between two snapshots of
-// its stats.
+// functionUse is what each function was billed, and the log lines it
+// wrote, between two snapshots of its stats.
 func functionUse(before, after map[string]functionStats) map[string]bench.FunctionUse {
 	out := map[string]bench.FunctionUse{}
 	for name, st := range after {
-		if d := st.BilledMs - before[name].BilledMs; d > 0 {
-			out[name] = bench.FunctionUse{BilledMs: d, MemoryMB: st.MemoryMB}
+		u := bench.FunctionUse{
+			BilledMs:  st.BilledMs - before[name].BilledMs,
+			MemoryMB:  st.MemoryMB,
+			LogEvents: st.LogEvents - before[name].LogEvents,
+			LogBytes:  st.LogBytes - before[name].LogBytes,
+		}
+		if u.BilledMs > 0 || u.LogEvents > 0 {
+			out[name] = u
 		}
 	}
 	return out

@@ -1,6 +1,10 @@
 package lambdart_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +29,29 @@ func TestStatsCarryBilledMillisecondsAndMemorySize(t *testing.T) {
 	require.EqualValues(t, calls, st.Invocations)
 	require.GreaterOrEqual(t, st.BilledMs, uint64(calls*sleepMS), "at least the time the function slept")
 	require.Equal(t, 512, st.MemoryMB)
+}
+
+// The stats count every line of the function's log, its own output and the
+// runtime's START, END and REPORT lines, and their bytes without the
+// newlines: what CloudWatch Logs would ingest, as the log file holds it.
+func TestStatsCountTheLogLinesAndTheirBytes(t *testing.T) {
+	t.Parallel()
+	e := setup(t, setupOptions{}, fn("echo", "logged"))
+	require.Zero(t, e.stats(t, "logged").LogEvents)
+
+	const calls = 3
+	payload := `{"say":"a line of the function's own"}`
+	for range calls {
+		res := e.invoke(t, "logged", json.RawMessage(payload))
+		require.False(t, res.Failed(), "%s", res.Payload)
+	}
+	st := e.stats(t, "logged")
+	log, err := os.ReadFile(filepath.Join(e.logDir, "logged.log"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
+	require.Equal(t, calls, strings.Count(string(log), payload), "the function's own lines are in the log")
+	require.Equal(t, calls, strings.Count(string(log), "\tBilled Duration: "), "REPORT says what was billed")
+	require.EqualValues(t, len(lines), st.LogEvents)
+	require.EqualValues(t, len(log)-len(lines), st.LogBytes, "the file's bytes less one newline a line")
+	require.GreaterOrEqual(t, st.LogEvents, uint64(calls*4), "START, the function's line, END and REPORT per invocation")
 }

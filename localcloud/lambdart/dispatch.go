@@ -197,9 +197,10 @@ func (r *Runtime) finishLocked(fn *function, inv *invocation, o outcome) {
 		}
 		fn.logs.system("END RequestId: %s", inv.id)
 		took := time.Since(inv.started)
-		fn.stats.BilledMs += uint64((took + time.Millisecond - 1) / time.Millisecond)
-		fn.logs.system("REPORT RequestId: %s\tDuration: %.2f ms\tMemory Size: %d MB%s",
-			inv.id, float64(took.Microseconds())/1000, fn.cfg.MemoryMB, status)
+		billed := uint64((took + time.Millisecond - 1) / time.Millisecond)
+		fn.stats.BilledMs += billed
+		fn.logs.system("REPORT RequestId: %s\tDuration: %.2f ms\tBilled Duration: %d ms\tMemory Size: %d MB%s",
+			inv.id, float64(took.Microseconds())/1000, billed, fn.cfg.MemoryMB, status)
 	}
 	if o.err == nil {
 		fn.stats.Invocations++

@@ -16,13 +16,17 @@ const maxLogLine = 64 << 10
 // logSink collects the output of every process of one function, plus the
 // runtime's own lines about it, into <LogDir>/<function>.log and an optional
 // echo writer. Lines are written whole, so output of concurrent processes
-// interleaves by line, never within one. Safe for concurrent use.
+// interleaves by line, never within one. It counts the lines and their
+// bytes whether or not they are kept: they are what CloudWatch Logs would
+// ingest (FunctionStats.LogEvents). Safe for concurrent use.
 type logSink struct {
 	mu     sync.Mutex
 	file   *os.File  // nil without LogDir
 	echo   io.Writer // nil without LogWriter
 	prefix []byte
 	closed bool
+	events uint64 // lines written
+	bytes  uint64 // their bytes, without the newlines
 }
 
 func openLogSink(dir, function string, echo io.Writer) (*logSink, error) {
@@ -69,6 +73,8 @@ func (s *logSink) writeLine(line []byte) {
 	if s.closed {
 		return
 	}
+	s.events++
+	s.bytes += uint64(len(line))
 	// Write errors are dropped on purpose: a full disk or a closed terminal
 	// must not take a function down.
 	if s.file != nil {
@@ -77,6 +83,13 @@ func (s *logSink) writeLine(line []byte) {
 	if s.echo != nil {
 		_, _ = s.echo.Write(append(append(append([]byte(nil), s.prefix...), line...), '\n'))
 	}
+}
+
+// counts returns the lines written so far and their bytes.
+func (s *logSink) counts() (events, bytes uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events, s.bytes
 }
 
 func (s *logSink) close() error {

@@ -102,9 +102,14 @@ type FunctionStats struct {
 	// function's memory size (GB-seconds = BilledMs/1000 × MemoryMB/1024).
 	BilledMs uint64
 	MemoryMB int
-	Busy     int // processes running an invocation now
-	Idle     int // processes waiting for an invocation now
-	Queued   int // invocations waiting for a free process now
+	// LogEvents and LogBytes count the log lines of the function (its
+	// processes' output and the runtime's START, END and REPORT lines) and
+	// their bytes without the newlines: what CloudWatch Logs would ingest.
+	LogEvents, LogBytes uint64
+
+	Busy   int // processes running an invocation now
+	Idle   int // processes waiting for an invocation now
+	Queued int // invocations waiting for a free process now
 	// MaxConcurrency is the largest number of invocations seen running at
 	// once since the function was added.
 	MaxConcurrency int
@@ -350,6 +355,7 @@ func (r *Runtime) Stats() map[string]FunctionStats {
 	for name, fn := range r.functions {
 		st := fn.stats
 		st.MemoryMB = fn.cfg.MemoryMB
+		st.LogEvents, st.LogBytes = fn.logs.counts()
 		st.Busy = fn.busy
 		st.Idle = len(fn.idle)
 		st.Queued = len(fn.pending)
