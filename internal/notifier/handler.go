@@ -71,7 +71,8 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 	if b, ok := addresses.(BatchAddresses); ok {
 		addresses = b.ForBatch(ctx, students)
 	}
-	return h.consumer.Process(ctx, ev, func(ctx context.Context, m sqsconsumer.Message) error {
+	var s samples // the batch's metrics: one line for all its messages
+	resp := h.consumer.Process(ctx, ev, func(ctx context.Context, m sqsconsumer.Message) error {
 		d := decoded[m.ID]
 		if d.err != nil {
 			return d.err // permanent: the consumer dead-letters it with the decoding error as reason
@@ -79,8 +80,10 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 		if m.Attribute(sqsconsumer.AttrEventID) == "" {
 			ctx = obs.WithAttrs(ctx, obs.EventID(d.env.EventID))
 		}
-		return toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses))
-	}), nil
+		return toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses, &s))
+	})
+	h.notifier.emit(ctx, &s)
+	return resp, nil
 }
 
 // decodedEvent is a message body decoded, or why it could not be.

@@ -300,8 +300,8 @@ func TestObservability(t *testing.T) {
 	for _, line := range f.metrics.lines(t) {
 		if v, ok := line[MetricNotificationLatency]; ok {
 			latencies = append(latencies, v)
-			require.Equal(t, s.event.EventID, line["event_id"])
 			require.Equal(t, FunctionName, line["Function"])
+			require.EqualValues(t, 1, line[MetricNotificationsSent])
 		}
 	}
 	require.Len(t, latencies, 1)
@@ -318,7 +318,50 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, s.enrollmentID, sent["enrollment_id"])
 	require.Equal(t, f.class.ID(), sent["class_id"])
 	require.Equal(t, "a***@example.com", sent["to"])
+	require.NotEmpty(t, sent["mail_message_id"], "the provider's id, beside the SQS message's message_id")
+	require.NotEqual(t, sent["mail_message_id"], sent["message_id"])
 	require.NotContains(t, f.logs.String(), s.email)
+}
+
+// TestABatchWritesOneMetricsLine: a batch's latencies and its mails still
+// owed go out as one metrics line, not a line a message (each line is
+// CloudWatch Logs ingestion, billed per GB).
+func TestABatchWritesOneMetricsLine(t *testing.T) {
+	t.Parallel()
+	f := setup(t, options{})
+	var batch []lambdaevents.SQSMessage
+	for i := range 7 {
+		batch = append(batch, f.delivery(f.enrollStudent(t, fmt.Sprintf("s%d@example.com", i)).body, 1))
+	}
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, batch...)))
+	lines := f.metricLines(t, MetricNotificationLatency)
+	require.Len(t, lines, 1, "one line for the batch")
+	require.Len(t, lines[0][MetricNotificationLatency], 7, "a latency a mail")
+	require.EqualValues(t, 7, lines[0][MetricNotificationsSent])
+
+	// The provider fails: each mail of the next batch will be retried, and
+	// how long each is owed goes out in one line too.
+	f.faults(t, mailsandbox.FaultError)
+	batch = batch[:0]
+	for i := range 3 {
+		batch = append(batch, f.delivery(f.enrollStudent(t, fmt.Sprintf("o%d@example.com", i)).body, 1))
+	}
+	f.deliver(t, batch...)
+	owed := f.metricLines(t, MetricPendingAge)
+	require.Len(t, owed, 1, "one line for the batch")
+	require.Len(t, owed[0][MetricPendingAge], 3, "an age a mail owed")
+}
+
+// metricLines are the metrics lines written so far that carry metric.
+func (f *fixture) metricLines(t *testing.T, metric string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range f.metrics.lines(t) {
+		if _, ok := line[metric]; ok {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // TestABatchReadsItsAddressesAtOnce: the profiles of a batch are read in one
