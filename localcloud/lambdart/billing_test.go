@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -45,11 +46,17 @@ func TestStatsCountTheLogLinesAndTheirBytes(t *testing.T) {
 		res := e.invoke(t, "logged", json.RawMessage(payload))
 		require.False(t, res.Failed(), "%s", res.Payload)
 	}
+	// A process's output reaches the log through a pipe, on its own time
+	// (on AWS too): wait for the last line, then compare.
+	var log []byte
+	require.Eventually(t, func() bool {
+		var err error
+		log, err = os.ReadFile(filepath.Join(e.logDir, "logged.log"))
+		require.NoError(t, err)
+		return strings.Count(string(log), payload) == calls
+	}, 20*time.Second, 10*time.Millisecond, "the function's own lines are in the log")
 	st := e.stats(t, "logged")
-	log, err := os.ReadFile(filepath.Join(e.logDir, "logged.log"))
-	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
-	require.Equal(t, calls, strings.Count(string(log), payload), "the function's own lines are in the log")
 	require.Equal(t, calls, strings.Count(string(log), "\tBilled Duration: "), "REPORT says what was billed")
 	require.EqualValues(t, len(lines), st.LogEvents)
 	require.EqualValues(t, len(log)-len(lines), st.LogBytes, "the file's bytes less one newline a line")
