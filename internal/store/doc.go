@@ -109,8 +109,12 @@
 // ApplyAllOnce does the same for a batch of events in one transaction: every
 // inbox row, then one update per touched item (counters of a class summed,
 // an enrollment and its cancellation on one roster entry merged), split in
-// halves above 100 items; a cancelled batch tells the caller to apply each
-// event with ApplyOnce. The roster's as_of rides on the entries the
+// halves above 100 items. A transaction cancelled by inbox rows that exist
+// (ConditionalCheckFailed on them, by item index, and on nothing else) is
+// committed again without their events, at most three rounds, and
+// projection.AlreadyRecorded names them for the caller to settle each with
+// ApplyOnce; any other cancellation tells the caller to apply every event
+// with ApplyOnce. The roster's as_of rides on the entries the
 // transaction writes anyway instead of on an item of its own (the reader
 // takes the latest), so a batch writes one item per class fewer: every item
 // of a transaction costs two write units.

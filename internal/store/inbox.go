@@ -50,7 +50,7 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 		}
 		return nil
 	}
-	items, err := s.transactItems(consumer, []projection.Application{{Event: env, Effects: effects}})
+	items, _, err := s.transactItems(consumer, []projection.Application{{Event: env, Effects: effects}})
 	if err != nil {
 		return fmt.Errorf("inbox %s, event %s: %w", consumer, env.EventID, err)
 	}
@@ -145,46 +145,102 @@ func (s *Inbox) applyOnEntry(ctx context.Context, env events.Envelope, eff proje
 // applications recorded on their roster entries (projection.RecordedOnEntry):
 // those are written on the entry, whose update is then conditional on the
 // entry admitting them, one item per entry (the roster's projector applies
-// its events on their own instead, see projection.Projector.ApplyAll). The error of
-// a cancelled transaction does not say which event was the duplicate: the
-// caller applies each event on its own then.
+// its events on their own instead, see projection.Projector.ApplyAll).
+//
+// A transaction cancelled only by inbox rows that exist already (a
+// redelivered or republished event among new ones) is committed again
+// without those events, whose ids the *projection.AlreadyRecorded error then
+// names: the cancellation reasons say which items failed, by index. A batch
+// of fifty with one duplicate is then two transactions, not fifty-one.
+// Any other cancellation (an entry refusing its event) is returned as it
+// is, and the caller applies each event on its own.
 func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
 	}
-	if len(batch) == 0 {
-		return nil
-	}
-	items, err := s.transactItems(consumer, batch)
-	if err != nil {
-		return fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
-	}
-	if len(items) > maxTransactItems && len(batch) > 1 {
-		half := len(batch) / 2
-		return errors.Join(s.ApplyAllOnce(ctx, consumer, batch[:half]), s.ApplyAllOnce(ctx, consumer, batch[half:]))
-	}
-	if err := s.transact(ctx, items); err != nil {
-		return fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+	recorded, err := s.applyAll(ctx, consumer, batch, maxApplyRounds)
+	switch {
+	case err != nil:
+		return err
+	case len(recorded) > 0:
+		return &projection.AlreadyRecorded{EventIDs: recorded}
 	}
 	return nil
 }
 
+// maxApplyRounds bounds the transactions of one batch (of each half of an
+// oversized one): each round leaves out the events found recorded in the
+// one before, which only another delivery committing some of the batch at
+// the same moment makes necessary more than twice.
+const maxApplyRounds = 3
+
+// applyAll commits batch in at most rounds transactions, leaving out the
+// events whose inbox rows exist, and returns their ids (see ApplyAllOnce).
+func (s *Inbox) applyAll(ctx context.Context, consumer string, batch []projection.Application, rounds int) ([]string, error) {
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	items, rows, err := s.transactItems(consumer, batch)
+	if err != nil {
+		return nil, fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+	}
+	if len(items) > maxTransactItems && len(batch) > 1 {
+		half := len(batch) / 2
+		first, err1 := s.applyAll(ctx, consumer, batch[:half], rounds)
+		second, err2 := s.applyAll(ctx, consumer, batch[half:], rounds)
+		return append(first, second...), errors.Join(err1, err2)
+	}
+	err = s.transact(ctx, items)
+	if err == nil {
+		return nil, nil
+	}
+	var cancelled *txCancelled
+	if !errors.As(err, &cancelled) || rounds <= 1 {
+		return nil, fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+	}
+	refused := make(map[int]bool)
+	for i := range items {
+		if !cancelled.failed(i) {
+			continue
+		}
+		if i >= len(rows) {
+			// An effect or an entry's record refused: not a recorded event.
+			return nil, fmt.Errorf("inbox %s, %d events: %w", consumer, len(batch), err)
+		}
+		refused[rows[i]] = true
+	}
+	var recorded []string
+	rest := make([]projection.Application, 0, len(batch)-len(refused))
+	for j, a := range batch {
+		if refused[j] {
+			recorded = append(recorded, a.Event.EventID)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	more, err := s.applyAll(ctx, consumer, rest, rounds-1)
+	return append(recorded, more...), err
+}
+
 // transactItems returns the inbox row of each event (conditional on its
 // absence) that is not recorded on its roster entry, in batch order,
-// followed by the writes of all their effects and the records on entries.
-func (s *Inbox) transactItems(consumer string, batch []projection.Application) ([]types.TransactWriteItem, error) {
+// followed by the writes of all their effects and the records on entries;
+// and, for each inbox row (the first items), the index in batch of its
+// event.
+func (s *Inbox) transactItems(consumer string, batch []projection.Application) ([]types.TransactWriteItem, []int, error) {
 	now := s.now()
 	items := make([]types.TransactWriteItem, 0, 3*len(batch))
+	var rows []int
 	w := newEffectWriter(formatTime(now))
 	ids := make(map[string]bool, len(batch))
-	for _, a := range batch {
+	for j, a := range batch {
 		if ids[a.Event.EventID] {
-			return nil, fmt.Errorf("event %s twice in one batch", a.Event.EventID)
+			return nil, nil, fmt.Errorf("event %s twice in one batch", a.Event.EventID)
 		}
 		ids[a.Event.EventID] = true
 		if eff, ok := projection.RecordedOnEntry(consumer, a.Effects); ok {
 			if err := w.record(a.Event, eff); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		} else {
 			rec := inbox.NewRecord(consumer, a.Event, now)
@@ -196,21 +252,22 @@ func (s *Inbox) transactItems(consumer string, batch []projection.Application) (
 				TTL: expiry(now.Add(s.cfg.InboxRetention)),
 			})
 			if err != nil {
-				return nil, fmt.Errorf("event %s: %w", a.Event.EventID, err)
+				return nil, nil, fmt.Errorf("event %s: %w", a.Event.EventID, err)
 			}
 			items = append(items, types.TransactWriteItem{Put: &types.Put{
 				TableName:           aws.String(s.cfg.ClubTable),
 				Item:                row,
 				ConditionExpression: aws.String("attribute_not_exists(pk)"),
 			}})
+			rows = append(rows, j)
 		}
 		for _, eff := range a.Effects {
 			if err := w.add(eff); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return append(items, w.items(aws.String(s.cfg.ClubTable))...), nil
+	return append(items, w.items(aws.String(s.cfg.ClubTable))...), rows, nil
 }
 
 // effectWriter translates effects into updates of the club table, one per

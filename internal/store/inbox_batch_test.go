@@ -66,6 +66,41 @@ func TestApplyAllOnceIsOneTransactionPerBatch(t *testing.T) {
 	require.EqualValues(t, 10, total)
 }
 
+// A batch holding events already applied (a redelivery mixed with new
+// events, a republished event) costs analytics two transactions, not one a
+// event: the cancellation reasons name the refused inbox rows, the second
+// transaction commits the others, and only the recorded events are applied
+// on their own to tell duplicates (one refused transaction and one read
+// each).
+func TestARedeliveredEventCostsTheBatchOneMoreTransaction(t *testing.T) {
+	t.Parallel()
+	_, db, st := countedStore(t)
+	ctx := context.Background()
+	stats := projection.NewStatsProjector(st.Inbox)
+	envs := tenEnrollments(t)
+	require.NoError(t, stats.Apply(ctx, envs[3]))
+	require.NoError(t, stats.Apply(ctx, envs[7]))
+	transacts, gets := db.transacts.Load(), db.gets.Load()
+
+	errs := stats.ApplyAll(ctx, envs)
+	for i, err := range errs {
+		if i == 3 || i == 7 {
+			require.ErrorIs(t, err, inbox.ErrDuplicate, "event %d", i)
+		} else {
+			require.NoError(t, err, "event %d", i)
+		}
+	}
+	require.EqualValues(t, 2+2, db.transacts.Load()-transacts, "the batch's, the batch's less the two, and one refused for each of the two")
+	require.EqualValues(t, 2, db.gets.Load()-gets, "the inbox row of each of the two, read to tell a duplicate")
+	var total int64
+	for c := range 3 {
+		s, err := st.Projections.Stats(ctx, fmt.Sprintf("c-%d", c))
+		require.NoError(t, err)
+		total += s.EnrollmentsTotal
+	}
+	require.EqualValues(t, 10, total, "each event counted once")
+}
+
 // The roster's entries are their own inbox: a batch of ten enrollments is ten
 // conditional UpdateItems (one per entry, one write unit each; a transaction
 // would bill each item twice) and writes no inbox row, while analytics keeps

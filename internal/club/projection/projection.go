@@ -3,6 +3,7 @@ package projection
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -113,11 +114,26 @@ type Inbox interface {
 	// distinct ids in as few transactions as the store allows (one for a
 	// Lambda batch), each all or nothing; effects of different events on the
 	// same item are merged into one write. nil means every event is applied.
-	// An error — among others, when one event's record already exists —
-	// means some events may be applied and others not: ApplyOnce for each
-	// then settles every one exactly once (an applied one answers
-	// inbox.ErrDuplicate). Safe for concurrent use.
+	// An *AlreadyRecorded means every event is applied except the ones it
+	// names, whose inbox rows existed already (a redelivery, a duplicate
+	// publish): the store left them out and committed the others, so one
+	// duplicate does not cost the batch its transaction. Any other error
+	// means some events may be applied and others not. Either way ApplyOnce
+	// for each event not known applied then settles it exactly once (an
+	// applied one answers inbox.ErrDuplicate). Safe for concurrent use.
 	ApplyAllOnce(ctx context.Context, consumer string, batch []Application) error
+}
+
+// AlreadyRecorded is ApplyAllOnce's error when it applied every event of
+// the batch but the ones named, whose inbox rows existed already. Applying
+// each of those with ApplyOnce tells a duplicate (inbox.ErrDuplicate) from
+// another event under the same id (inbox.ErrContractConflict).
+type AlreadyRecorded struct {
+	EventIDs []string
+}
+
+func (e *AlreadyRecorded) Error() string {
+	return fmt.Sprintf("%d events of the batch already recorded, the others applied: %v", len(e.EventIDs), e.EventIDs)
 }
 
 // RecordedOnEntry returns the effect of an application that is recorded on
@@ -305,11 +321,13 @@ func (p *Projector) Apply(ctx context.Context, env events.Envelope) error {
 
 // ApplyAll applies a batch of decoded events and returns one result per
 // event, each meaning what Apply's would. The events go to the inbox
-// together, in one ApplyAllOnce; if that fails (a duplicate in the batch, a
-// transient error) each event is applied on its own, so that one event
-// cannot hold back the others and each gets its own result. An event id that
-// appears twice in envs is applied once with the others and then on its own
-// (a duplicate, or a contract conflict).
+// together, in one ApplyAllOnce. When some of them were recorded before
+// (*AlreadyRecorded: the others are applied), only those are applied again
+// on their own, to tell a duplicate from a contract conflict; if it fails
+// otherwise (a transient error), each event is applied on its own, so that
+// one event cannot hold back the others and each gets its own result. An
+// event id that appears twice in envs is applied once with the others and
+// then on its own (a duplicate, or a contract conflict).
 //
 // A batch whose applications are all recorded on their roster entries
 // ([RecordedOnEntry]) is not committed together: each application is one
@@ -343,13 +361,40 @@ func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []erro
 	if onEntries {
 		p.applyEach(ctx, envs, batched, errs)
 		batched = nil
-	} else if len(batch) > 1 && p.inbox.ApplyAllOnce(ctx, p.consumer, batch) == nil {
-		batched = nil
+	} else if len(batch) > 1 {
+		batched = p.notApplied(ctx, batch, batched)
 	}
 	for _, i := range append(batched, again...) {
 		errs[i] = p.Apply(ctx, envs[i])
 	}
 	return errs
+}
+
+// notApplied commits batch (batched holds the index into the caller's
+// events of each application) with ApplyAllOnce and returns the indexes of
+// the events it did not apply: none, those it reports already recorded, or
+// all of them after any other error.
+func (p *Projector) notApplied(ctx context.Context, batch []Application, batched []int) []int {
+	err := p.inbox.ApplyAllOnce(ctx, p.consumer, batch)
+	var recorded *AlreadyRecorded
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &recorded):
+		ids := make(map[string]bool, len(recorded.EventIDs))
+		for _, id := range recorded.EventIDs {
+			ids[id] = true
+		}
+		var again []int
+		for j, a := range batch {
+			if ids[a.Event.EventID] {
+				again = append(again, batched[j])
+			}
+		}
+		return again
+	default:
+		return batched
+	}
 }
 
 // concurrentApplies bounds the writes applyEach has in flight at once (a

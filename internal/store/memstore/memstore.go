@@ -321,9 +321,11 @@ func (s *Inbox) ApplyOnce(_ context.Context, consumer string, env events.Envelop
 	return d.applyLocked(consumer, env, effects)
 }
 
-// ApplyAllOnce applies the whole batch, or nothing when one of its events
-// was applied before, or two of its events would be recorded as adding (or
-// removing) one roster entry (as the DynamoDB store's cancelled
+// ApplyAllOnce applies the whole batch, or nothing when two of its events
+// would be recorded as adding (or removing) one roster entry or an entry
+// refuses its event (as the DynamoDB store's cancelled transaction). Events
+// whose inbox rows exist are left out and the others applied, and a
+// *projection.AlreadyRecorded names them (as the DynamoDB store's second
 // transaction).
 func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []projection.Application) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
@@ -334,7 +336,13 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 	defer d.mu.Unlock()
 	ids := make(map[string]bool, len(batch))
 	recorded := map[entrySlot]string{} // the batch's records on entries → event id
+	var already []string
+	rest := make([]projection.Application, 0, len(batch))
 	for _, a := range batch {
+		if ids[a.Event.EventID] {
+			return fmt.Errorf("memstore: event %s twice in one batch", a.Event.EventID)
+		}
+		ids[a.Event.EventID] = true
 		if eff, ok := projection.RecordedOnEntry(consumer, a.Effects); ok {
 			classID, enrollmentID, _ := projection.EntryOf(eff)
 			_, removes := eff.(projection.RemoveFromRoster)
@@ -347,17 +355,18 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 				return fmt.Errorf("memstore: event %s: the roster entry refuses it", a.Event.EventID)
 			}
 		} else if _, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
-			return fmt.Errorf("memstore: event %s: %w", a.Event.EventID, inbox.ErrDuplicate)
+			already = append(already, a.Event.EventID)
+			continue
 		}
-		if ids[a.Event.EventID] {
-			return fmt.Errorf("memstore: event %s twice in one batch", a.Event.EventID)
-		}
-		ids[a.Event.EventID] = true
+		rest = append(rest, a)
 	}
-	for _, a := range batch {
+	for _, a := range rest {
 		if err := d.applyLocked(consumer, a.Event, a.Effects); err != nil {
 			return err
 		}
+	}
+	if len(already) > 0 {
+		return &projection.AlreadyRecorded{EventIDs: already}
 	}
 	return nil
 }
