@@ -70,7 +70,7 @@ func TestRunOfOneBenchmarkKeepsTheRestOfTheReport(t *testing.T) {
 	require.Contains(t, s3, "This section comes from a run of its own, not the header's: 2026-12-02 05:09 UTC, 34s, on Test CPU (2 cores), load average (1 min) 0.9 at start and 2.3 at end; `go test -run '^$' -bench 'RequestsPerEnrollment' -benchtime 1x ./bench`.")
 	require.Contains(t, s3, "| DynamoDB write request units | 5.00 |")
 	require.NotContains(t, section(string(before), "## 3. "), "| DynamoDB write request units | 5.00 |")
-	require.Contains(t, text, "$4.34 vs $7.50: ×0.58 (§3's own run) | met |", "the cost row, from the run alone")
+	require.Contains(t, text, "$4.98 vs $7.50: ×0.66 (§3's own run) | met |", "the cost row, from the run alone")
 	require.Equal(t, 1, strings.Count(text, "| cost per million enrollments"), "each row once")
 	require.Equal(t, 1, strings.Count(text, "## 3. "), "each section once")
 	rows := func(doc string) []string { // the summary's targets, in order

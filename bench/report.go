@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -383,6 +384,12 @@ func (r *Report) requestsSection(p printer) {
 	if len(costs) > 1 && TotalUSD(costs[1]) > 0 {
 		p("%s ÷ %s: **×%.2f** (target ≤ ×0.70).\n\n", q.Variants[0].Name, q.Variants[1].Name, TotalUSD(costs[0])/TotalUSD(costs[1]))
 	}
+	p("Logs per enrollment by function, in bytes (what the CloudWatch Logs line prices):")
+	for _, v := range q.Variants {
+		p(" %s: %s;", v.Name, logBytesByFunction(v))
+	}
+	p(" the API function's share is its request line and the START, END and REPORT lines of its one\n")
+	p("invocation per enrollment; the consumers' lines are per batch, except the notifier's line per mail sent.\n\n")
 	p("Where the product's write units come from, per enrollment: the enrollment's own transaction, 5 items × 2 = %d\n", enrollmentWriteUnits)
 	p("(idempotency record, member, seat counter, enrollment, outbox row: each needs the others' atomicity); the outbox\n")
 	p("row entering and leaving the sweeper's \"unpublished\" index, 2; the relay's mark, 1 (a plain write, 25 per\n")
@@ -460,6 +467,30 @@ const keptWriteUnits = 4
 // enrollment's transaction, the outbox row entering and leaving the
 // sweeper's index (2), the notifier's two status writes (2).
 const sharedWriteUnits = enrollmentWriteUnits + 2 + 2
+
+// logBytesByFunction lists the log bytes per enrollment of v's functions
+// that wrote any, largest first.
+func logBytesByFunction(v RequestVariant) string {
+	type fn struct {
+		name  string
+		bytes float64
+	}
+	var fns []fn
+	for name, f := range v.Functions {
+		if f.LogBytes > 0 {
+			fns = append(fns, fn{name, perEnrollment(float64(f.LogBytes), v.Enrollments)})
+		}
+	}
+	slices.SortFunc(fns, func(a, b fn) int { return cmp.Or(cmp.Compare(b.bytes, a.bytes), cmp.Compare(a.name, b.name)) })
+	if len(fns) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(fns))
+	for i, f := range fns {
+		parts[i] = fmt.Sprintf("%s %.0f", f.name, f.bytes)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // units formats a per-enrollment quantity: small ones (GB-seconds) with
 // their significant digits.

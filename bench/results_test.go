@@ -222,7 +222,8 @@ func sampleReport() *bench.Report {
 		Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
 			{Name: "product", Enrollments: 1000, Ops: ops, Invocations: map[string]int64{"api": 1000},
 				Units:     []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 6600, Items: 3300, TransactionItems: 3300}},
-				Functions: map[string]bench.FunctionUse{"api": {BilledMs: 5000, MemoryMB: 256}}},
+				Functions: map[string]bench.FunctionUse{"api": {BilledMs: 5000, MemoryMB: 256, LogEvents: 4000, LogBytes: 640_000},
+					"notifier": {BilledMs: 3000, MemoryMB: 256, LogEvents: 1100, LogBytes: 700_000}, "relay": {BilledMs: 100, MemoryMB: 256}}},
 			{Name: "naive", Enrollments: 1000, Ops: append(ops, bench.OpCount{Service: "dynamodb", Operation: "GetItem", Count: 2000}),
 				Units: []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 10000, Items: 5000, TransactionItems: 5000},
 					{Service: "dynamodb", Operation: "GetItem", Requests: 2000, ReadUnits: 2000, Items: 2000}}},
@@ -254,6 +255,8 @@ func TestReportWritesTablesAndPlots(t *testing.T) {
 		"| dynamodb | TransactWriteItems | 3.00 | 3.00 |",
 		"| **all AWS requests** | | **4.00** | **6.00** |",
 		"$0.625 per million write request units",
+		"| CloudWatch Logs ingested (KB) | 1.31 | 0.62 |",
+		"by function, in bytes (what the CloudWatch Logs line prices): product: notifier 700, api 640; naive: none;",
 		"| backlog when the surge ended | 600 mails above the steady 0 |",
 		"| predicted drain (backlog ÷ (100 − 80)/s) | 30s |",
 		"| api | 20.0 MiB |",
