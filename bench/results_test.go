@@ -221,7 +221,7 @@ func sampleReport() *bench.Report {
 		},
 		Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
 			{Name: "product", Enrollments: 1000, Ops: ops, Invocations: map[string]int64{"api": 1000},
-				Units:     []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 6600, Items: 3300, TransactionItems: 3300}},
+				Units: []bench.UnitCount{{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 3000, WriteUnits: 6600, Items: 3300, TransactionItems: 3300}},
 				Functions: map[string]bench.FunctionUse{"api": {BilledMs: 5000, MemoryMB: 256, LogEvents: 4000, LogBytes: 640_000},
 					"notifier": {BilledMs: 3000, MemoryMB: 256, LogEvents: 1100, LogBytes: 700_000}, "relay": {BilledMs: 100, MemoryMB: 256}}},
 			{Name: "naive", Enrollments: 1000, Ops: append(ops, bench.OpCount{Service: "dynamodb", Operation: "GetItem", Count: 2000}),
