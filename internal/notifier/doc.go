@@ -37,6 +37,12 @@
 //     again, so it all goes out within the backoff cap of the recovery.
 //   - Ordering and concurrency: the messages of a batch are independent and
 //     handled concurrently; nothing depends on their order.
+//   - Observability: each mail sent logs "notification sent" with its ids
+//     and the provider's mail_message_id; a batch writes one metrics line
+//     (NotificationLatency and NotificationsSent for its mails sent,
+//     PendingNotificationAge for those it will retry: a value a mail), not a
+//     line a mail, since every log line is billed as CloudWatch Logs
+//     ingestion.
 //
 // functions/notifier is its main: it reads the environment, builds the
 // store, the mail client and the SQS client, and wires [NewNotifier] and
