@@ -103,12 +103,19 @@ type Config struct {
 	// was written is ErrOutcomeUnknown.
 	Timeout time.Duration
 	// Transport carries the requests; nil means a clone of
-	// http.DefaultTransport of the Client's own.
+	// http.DefaultTransport of the Client's own that keeps MaxIdleConns
+	// connections to the provider open between sends.
 	Transport http.RoundTripper
 	// Now is the clock for Retry-After given as an HTTP date (default
 	// time.Now).
 	Now func() time.Time
 }
+
+// MaxIdleConns is how many idle connections to the provider the default
+// transport keeps. A notifier instance sends up to ten mails at once; Go's
+// default keeps two per host and closes the others as each send ends, so
+// every batch would dial (over TLS: handshake) eight connections again.
+const MaxIdleConns = 16
 
 // DefaultTimeout leaves room within a 30 s function timeout for marking the
 // outcome after a slow provider.
@@ -141,7 +148,9 @@ func New(cfg Config) (*Client, error) {
 		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = MaxIdleConns
+		cfg.Transport = t
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -291,4 +292,57 @@ func TestSendRejectsEmptyKey(t *testing.T) {
 	_, err := f.client.Send(context.Background(), "", welcome)
 	require.Error(t, err)
 	require.Zero(t, f.sends.Load())
+}
+
+// A notifier sends ten mails at once, batch after batch: the client keeps
+// the connections of one batch for the next instead of dialing (over TLS,
+// handshaking) again. Go's default transport would keep two and close eight
+// after every batch.
+func TestConcurrentSendsReuseTheirConnections(t *testing.T) {
+	t.Parallel()
+	const concurrent, batches = 10, 3
+	var dialed atomic.Int64
+	arrived := make(chan struct{}, concurrent)
+	release := make(chan struct{})
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release // hold every send until the whole batch is in flight
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"message_id":"m"}`)
+	}))
+	hs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	c, err := mail.New(mail.Config{BaseURL: hs.URL})
+	require.NoError(t, err)
+
+	for b := range batches {
+		errs := make(chan error, concurrent)
+		for i := range concurrent {
+			go func() {
+				_, err := c.Send(context.Background(), fmt.Sprintf("k-%d-%d", b, i), welcome)
+				errs <- err
+			}()
+		}
+		for range concurrent {
+			<-arrived
+		}
+		for range concurrent {
+			release <- struct{}{}
+		}
+		for range concurrent {
+			require.NoError(t, <-errs)
+		}
+	}
+	// A connection goes back to the pool just after its send returns, so a
+	// batch may start a moment before the last one is back: allow for a
+	// few, far from the 8 a batch that Go's default would dial.
+	require.GreaterOrEqual(t, dialed.Load(), int64(concurrent))
+	require.Less(t, dialed.Load(), int64(concurrent+(concurrent-2)),
+		"%d sends in %d batches of %d dialed %d connections; two idle kept would need %d", batches*concurrent, batches, concurrent, dialed.Load(), concurrent+(batches-1)*(concurrent-2))
 }

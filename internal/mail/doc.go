@@ -42,7 +42,10 @@
 // therefore sends every request without GetBody, which makes it
 // non-replayable: the transport never resends it, each Send is exactly one
 // request on the wire, and the caller decides about the retry (with the same
-// key). Keep-alive connections are still used.
+// key). Keep-alive connections are still used, and the default transport
+// keeps up to [MaxIdleConns] of them idle, enough for a notifier's ten
+// concurrent sends: Go's default of two would close eight connections after
+// every batch and dial them again for the next.
 //
 // # Idempotency
 //
