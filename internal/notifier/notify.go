@@ -216,7 +216,7 @@ func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt 
 		return n.record(ctx, p.EnrollmentID, enrollment.UnknownChange(), fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	default:
 		if !lastAttempt {
-			s.owedFor(n.now().Sub(env.OccurredAt))
+			s.retried(n.now().Sub(env.OccurredAt))
 		}
 		return n.retryLater(ctx, p.EnrollmentID, lastAttempt, fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err))
 	}
@@ -242,8 +242,8 @@ func (s *samples) sent(latency time.Duration) {
 	s.latencies = append(s.latencies, latency)
 }
 
-// owed records how long a mail that will be retried has been owed.
-func (s *samples) owedFor(age time.Duration) {
+// retried records how long a mail that will be retried has been owed.
+func (s *samples) retried(age time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.owed = append(s.owed, max(age, 0).Seconds())
