@@ -112,9 +112,10 @@
 // halves above 100 items. A transaction cancelled by inbox rows that exist
 // (ConditionalCheckFailed on them, by item index, and on nothing else) is
 // committed again without their events, at most three rounds, and
-// projection.AlreadyRecorded names them for the caller to settle each with
-// ApplyOnce; any other cancellation tells the caller to apply every event
-// with ApplyOnce. The roster's as_of rides on the entries the
+// projection.AlreadyRecorded names them, each settled from its row (one
+// strongly consistent BatchGetItem: duplicate or contract conflict); the
+// caller applies only a row it could not read with ApplyOnce. Any other
+// cancellation tells the caller to apply every event with ApplyOnce. The roster's as_of rides on the entries the
 // transaction writes anyway instead of on an item of its own (the reader
 // takes the latest), so a batch writes one item per class fewer: every item
 // of a transaction costs two write units.

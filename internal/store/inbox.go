@@ -150,8 +150,9 @@ func (s *Inbox) applyOnEntry(ctx context.Context, env events.Envelope, eff proje
 // A transaction cancelled only by inbox rows that exist already (a
 // redelivered or republished event among new ones) is committed again
 // without those events, whose ids the *projection.AlreadyRecorded error then
-// names: the cancellation reasons say which items failed, by index. A batch
-// of fifty with one duplicate is then two transactions, not fifty-one.
+// names and settles from their rows (see settle): the cancellation reasons
+// say which items failed, by index. A batch of fifty with one duplicate is
+// then two transactions and a read, not fifty-one transactions and a read.
 // Any other cancellation (an entry refusing its event) is returned as it
 // is, and the caller applies each event on its own.
 func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []projection.Application) error {
@@ -163,9 +164,51 @@ func (s *Inbox) ApplyAllOnce(ctx context.Context, consumer string, batch []proje
 	case err != nil:
 		return err
 	case len(recorded) > 0:
-		return &projection.AlreadyRecorded{EventIDs: recorded}
+		return &projection.AlreadyRecorded{EventIDs: recorded, Settled: s.settle(ctx, consumer, batch, recorded)}
 	}
 	return nil
+}
+
+// settle reads the inbox rows of the recorded events (strongly consistent,
+// up to 100 in one BatchGetItem) and tells, for each row it reads, a
+// duplicate (inbox.ErrDuplicate: the same fingerprint) from another event
+// under its id (inbox.ErrContractConflict). A batch that only repeats
+// events (a relay's copies after the sweeper published them) is then a
+// cancelled transaction and one read, not a transaction and a read an
+// event. An event whose row it cannot read (left unprocessed, expired
+// since, a failed read) is left out, for the caller's ApplyOnce.
+func (s *Inbox) settle(ctx context.Context, consumer string, batch []projection.Application, recorded []string) map[string]error {
+	byID := make(map[string]events.Envelope, len(batch))
+	for _, a := range batch {
+		byID[a.Event.EventID] = a.Event
+	}
+	settled := make(map[string]error, len(recorded))
+	for start := 0; start < len(recorded); start += maxBatchGetKeys {
+		chunk := recorded[start:min(len(recorded), start+maxBatchGetKeys)]
+		keys := make([]map[string]types.AttributeValue, len(chunk))
+		for i, id := range chunk {
+			keys[i] = itemKey(inboxKey(consumer, id))
+		}
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			s.cfg.ClubTable: {Keys: keys, ConsistentRead: aws.Bool(true)},
+		}})
+		if err != nil {
+			continue // ApplyOnce settles them
+		}
+		for _, item := range out.Responses[s.cfg.ClubTable] {
+			var row inboxItem
+			if err := attributevalue.UnmarshalMap(item, &row); err != nil {
+				continue
+			}
+			env, ok := byID[row.EventID]
+			if !ok || row.Consumer != consumer {
+				continue
+			}
+			stored := inbox.Record{Consumer: row.Consumer, EventID: row.EventID, EventType: events.Type(row.EventType), Fingerprint: row.Fingerprint}
+			settled[row.EventID] = stored.Check(env.Fingerprint())
+		}
+	}
+	return settled
 }
 
 // maxApplyRounds bounds the transactions of one batch (of each half of an

@@ -19,8 +19,13 @@ import (
 // countingDB counts reads, updates and transactions.
 type countingDB struct {
 	store.DynamoDB
-	gets, updates, transacts atomic.Int32
-	transactItems            atomic.Int32 // items of all transactions
+	gets, batchGets, updates, transacts atomic.Int32
+	transactItems                       atomic.Int32 // items of all transactions
+}
+
+func (c *countingDB) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.batchGets.Add(1)
+	return c.DynamoDB.BatchGetItem(ctx, in, opts...)
 }
 
 func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {

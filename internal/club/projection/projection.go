@@ -125,11 +125,14 @@ type Inbox interface {
 }
 
 // AlreadyRecorded is ApplyAllOnce's error when it applied every event of
-// the batch but the ones named, whose inbox rows existed already. Applying
-// each of those with ApplyOnce tells a duplicate (inbox.ErrDuplicate) from
-// another event under the same id (inbox.ErrContractConflict).
+// the batch but the ones named, whose inbox rows existed already. Settled
+// holds, for those the store could tell by reading their rows, what ApplyOnce
+// would have answered: inbox.ErrDuplicate (the same event) or
+// inbox.ErrContractConflict (another event under its id). The caller settles
+// the others with ApplyOnce.
 type AlreadyRecorded struct {
 	EventIDs []string
+	Settled  map[string]error
 }
 
 func (e *AlreadyRecorded) Error() string {
@@ -322,8 +325,9 @@ func (p *Projector) Apply(ctx context.Context, env events.Envelope) error {
 // ApplyAll applies a batch of decoded events and returns one result per
 // event, each meaning what Apply's would. The events go to the inbox
 // together, in one ApplyAllOnce. When some of them were recorded before
-// (*AlreadyRecorded: the others are applied), only those are applied again
-// on their own, to tell a duplicate from a contract conflict; if it fails
+// (*AlreadyRecorded: the others are applied), the store's reading of their
+// records answers for them, and only those it could not read are applied
+// again on their own, to tell a duplicate from a contract conflict; if it fails
 // otherwise (a transient error), each event is applied on its own, so that
 // one event cannot hold back the others and each gets its own result. An
 // event id that appears twice in envs is applied once with the others and
@@ -362,7 +366,7 @@ func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []erro
 		p.applyEach(ctx, envs, batched, errs)
 		batched = nil
 	} else if len(batch) > 1 {
-		batched = p.notApplied(ctx, batch, batched)
+		batched = p.applyTogether(ctx, batch, batched, errs)
 	}
 	for _, i := range append(batched, again...) {
 		errs[i] = p.Apply(ctx, envs[i])
@@ -370,11 +374,12 @@ func (p *Projector) ApplyAll(ctx context.Context, envs []events.Envelope) []erro
 	return errs
 }
 
-// notApplied commits batch (batched holds the index into the caller's
-// events of each application) with ApplyAllOnce and returns the indexes of
-// the events it did not apply: none, those it reports already recorded, or
-// all of them after any other error.
-func (p *Projector) notApplied(ctx context.Context, batch []Application, batched []int) []int {
+// applyTogether commits batch (batched holds the index into the caller's
+// events of each application) with ApplyAllOnce, sets errs for the events
+// the store settled as recorded before, and returns the indexes of the
+// events still to apply on their own: none, the recorded ones it could not
+// settle, or all of them after any other error.
+func (p *Projector) applyTogether(ctx context.Context, batch []Application, batched []int, errs []error) []int {
 	err := p.inbox.ApplyAllOnce(ctx, p.consumer, batch)
 	var recorded *AlreadyRecorded
 	switch {
@@ -387,9 +392,14 @@ func (p *Projector) notApplied(ctx context.Context, batch []Application, batched
 		}
 		var again []int
 		for j, a := range batch {
-			if ids[a.Event.EventID] {
-				again = append(again, batched[j])
+			if !ids[a.Event.EventID] {
+				continue
 			}
+			if settled, ok := recorded.Settled[a.Event.EventID]; ok {
+				errs[batched[j]] = fmt.Errorf("%s: apply event %s: %w", p.consumer, a.Event.EventID, settled)
+				continue
+			}
+			again = append(again, batched[j])
 		}
 		return again
 	default:

@@ -325,8 +325,8 @@ func (s *Inbox) ApplyOnce(_ context.Context, consumer string, env events.Envelop
 // would be recorded as adding (or removing) one roster entry or an entry
 // refuses its event (as the DynamoDB store's cancelled transaction). Events
 // whose inbox rows exist are left out and the others applied, and a
-// *projection.AlreadyRecorded names them (as the DynamoDB store's second
-// transaction).
+// *projection.AlreadyRecorded names them and settles each from its row (as
+// the DynamoDB store's second transaction and read).
 func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []projection.Application) error {
 	if err := inbox.ValidateConsumer(consumer); err != nil {
 		return err
@@ -337,6 +337,7 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 	ids := make(map[string]bool, len(batch))
 	recorded := map[entrySlot]string{} // the batch's records on entries → event id
 	var already []string
+	settled := map[string]error{}
 	rest := make([]projection.Application, 0, len(batch))
 	for _, a := range batch {
 		if ids[a.Event.EventID] {
@@ -354,8 +355,9 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 			if !d.entry(eff).record.Admits(a.Event.EventID, eff) {
 				return fmt.Errorf("memstore: event %s: the roster entry refuses it", a.Event.EventID)
 			}
-		} else if _, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
+		} else if rec, ok := d.inbox[inboxKey{consumer, a.Event.EventID}]; ok {
 			already = append(already, a.Event.EventID)
+			settled[a.Event.EventID] = rec.Check(a.Event.Fingerprint())
 			continue
 		}
 		rest = append(rest, a)
@@ -366,7 +368,7 @@ func (s *Inbox) ApplyAllOnce(_ context.Context, consumer string, batch []project
 		}
 	}
 	if len(already) > 0 {
-		return &projection.AlreadyRecorded{EventIDs: already}
+		return &projection.AlreadyRecorded{EventIDs: already, Settled: settled}
 	}
 	return nil
 }

@@ -287,6 +287,8 @@ func RunInbox(t *testing.T, newPorts Factory) {
 		var recorded *projection.AlreadyRecorded
 		require.ErrorAs(t, err, &recorded)
 		require.ElementsMatch(t, []string{batch[2].Event.EventID, batch[4].Event.EventID}, recorded.EventIDs)
+		require.ErrorIs(t, recorded.Settled[batch[2].Event.EventID], inbox.ErrDuplicate, "read from its record")
+		require.ErrorIs(t, recorded.Settled[batch[4].Event.EventID], inbox.ErrContractConflict, "read from its record")
 		st, err := p.Projections.Stats(ctx, "c-1")
 		require.NoError(t, err)
 		require.EqualValues(t, 5, st.EnrollmentsTotal, "the four new events and event 2 before: each counted once")
