@@ -117,10 +117,11 @@ type Inbox interface {
 	// An *AlreadyRecorded means every event is applied except the ones it
 	// names, whose inbox rows existed already (a redelivery, a duplicate
 	// publish): the store left them out and committed the others, so one
-	// duplicate does not cost the batch its transaction. Any other error
-	// means some events may be applied and others not. Either way ApplyOnce
-	// for each event not known applied then settles it exactly once (an
-	// applied one answers inbox.ErrDuplicate). Safe for concurrent use.
+	// duplicate does not cost the batch its transaction, and its Settled
+	// answers for those whose rows it read. Any other error means some
+	// events may be applied and others not. Either way ApplyOnce for each
+	// event neither known applied nor settled then settles it exactly once
+	// (an applied one answers inbox.ErrDuplicate). Safe for concurrent use.
 	ApplyAllOnce(ctx context.Context, consumer string, batch []Application) error
 }
 
