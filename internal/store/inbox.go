@@ -29,6 +29,14 @@ type inboxItem struct {
 	TTL         int64  `dynamodbav:"ttl"`
 }
 
+// record is the inbox record the row holds.
+func (it inboxItem) record() inbox.Record {
+	return inbox.Record{
+		Consumer: it.Consumer, EventID: it.EventID,
+		EventType: events.Type(it.EventType), Fingerprint: it.Fingerprint,
+	}
+}
+
 // Inbox implements projection.Inbox on the club table.
 type Inbox struct{ *base }
 
@@ -79,11 +87,7 @@ func (s *Inbox) ApplyOnce(ctx context.Context, consumer string, env events.Envel
 	if err := attributevalue.UnmarshalMap(item, &existing); err != nil {
 		return fmt.Errorf("inbox %s, event %s: decode existing row: %w", consumer, env.EventID, err)
 	}
-	stored := inbox.Record{
-		Consumer: existing.Consumer, EventID: existing.EventID,
-		EventType: events.Type(existing.EventType), Fingerprint: existing.Fingerprint,
-	}
-	return stored.Check(env.Fingerprint())
+	return existing.record().Check(env.Fingerprint())
 }
 
 // entryRecordItem is the record a roster entry keeps of the events applied
@@ -204,8 +208,7 @@ func (s *Inbox) settle(ctx context.Context, consumer string, batch []projection.
 			if !ok || row.Consumer != consumer {
 				continue
 			}
-			stored := inbox.Record{Consumer: row.Consumer, EventID: row.EventID, EventType: events.Type(row.EventType), Fingerprint: row.Fingerprint}
-			settled[row.EventID] = stored.Check(env.Fingerprint())
+			settled[row.EventID] = row.record().Check(env.Fingerprint())
 		}
 	}
 	return settled
