@@ -84,7 +84,8 @@ func BenchmarkBacklogDrain(b *testing.B) {
 }
 
 // phasedPacer sends at each phase's rate until the phase's end (measured
-// from the start of the attack), then stops after the last phase.
+// from the start of the attack), then stops after the last phase. A phase
+// includes its end, as vegeta's constant pacer does.
 type phasedPacer []struct {
 	rate  float64
 	until time.Duration
@@ -98,7 +99,7 @@ func (p phasedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bo
 	var expected float64
 	var from time.Duration
 	for _, ph := range p {
-		if elapsed < ph.until {
+		if elapsed <= ph.until {
 			expected += ph.rate * (elapsed - from).Seconds()
 			if float64(hits) < expected {
 				return 0, false

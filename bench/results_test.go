@@ -315,6 +315,9 @@ func TestPhasedPacerFollowsEachPhaseThenStops(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond, wait)
 	wait, _ = p.Pace(2*time.Second, 110) // 100 + 10 due by now
 	require.Equal(t, 100*time.Millisecond, wait, "the second phase's pace")
-	_, stop = p.Pace(3*time.Second, 120)
+	wait, stop = p.Pace(3*time.Second, 119) // the last phase includes its end
+	require.False(t, stop)
+	require.Zero(t, wait)
+	_, stop = p.Pace(3*time.Second+time.Millisecond, 120)
 	require.True(t, stop)
 }

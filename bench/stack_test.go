@@ -464,7 +464,8 @@ func (e *enrollments) targeter(base string) vegeta.Targeter {
 	}
 }
 
-// attack runs a constant-rate (open loop) attack and returns every result.
+// attack runs an open-loop attack of every arrival pacer schedules in d and
+// returns every result.
 func attack(tr vegeta.Targeter, pacer vegeta.Pacer, d time.Duration) []*vegeta.Result {
 	// A long timeout: a request the client abandons may still commit (its
 	// effects are then counted against the committed enrollments, see
@@ -476,10 +477,50 @@ func attack(tr vegeta.Targeter, pacer vegeta.Pacer, d time.Duration) []*vegeta.R
 	// of the stack.
 	atk := vegeta.NewAttacker(vegeta.Timeout(3*time.Minute), vegeta.Workers(32), vegeta.MaxWorkers(maxInFlight), vegeta.KeepAlive(true))
 	var out []*vegeta.Result
-	for r := range atk.Attack(tr, pacer, d, "bench") {
+	// No duration for vegeta: it stops at the clock, so an attack whose
+	// pacer had fallen a few milliseconds behind (this process serves the
+	// local cloud too, and at saturation it waits for a core like everything
+	// else) dropped its last arrivals. They are sent late instead.
+	for r := range atk.Attack(tr, scheduled{pacer, arrivals(pacer, d)}, 0, "bench") {
 		out = append(out, r)
 	}
 	return out
+}
+
+// scheduled is a pacer that stops after n hits.
+type scheduled struct {
+	vegeta.Pacer
+	n uint64
+}
+
+// Pace implements vegeta.Pacer.
+func (p scheduled) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= p.n {
+		return 0, true
+	}
+	return p.Pacer.Pace(elapsed, hits)
+}
+
+// arrivals is how many hits pacer schedules by d: the fewest hits after
+// which, at d, it would wait (or stop) rather than send one more.
+func arrivals(pacer vegeta.Pacer, d time.Duration) uint64 {
+	due := func(hits uint64) bool {
+		wait, stop := pacer.Pace(d, hits)
+		return !stop && wait <= 0
+	}
+	lo, hi := uint64(0), uint64(1)
+	for due(hi) {
+		lo, hi = hi, hi*2
+	}
+	for lo < hi { // due(lo) or lo == 0; !due(hi)
+		mid := lo + (hi-lo)/2
+		if due(mid) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // maxInFlight bounds the load generator's open requests: at 300/s it is
