@@ -142,8 +142,8 @@ type ThroughputResult struct {
 	CPU []ProcessCPU
 
 	// MaxInFlight is how many requests the load generator holds open at
-	// most (0: no bound): past it, arrivals wait, and fewer than TargetRate
-	// × Duration requests are sent.
+	// most (0: no bound): past it, arrivals wait for an answer and are sent
+	// late. Every one of TargetRate × Duration is sent.
 	MaxInFlight int
 
 	// Committed are the enrollments committed in the run's classes (their
