@@ -66,6 +66,7 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 	gen := s.enrollments(s.students(b, 100), classes)
 
 	before := s.functionStats(b)
+	stored := s.storage(b)
 	s.resetRequests(b)
 	s.meter(b, true)
 	ok, failed, firstErr := createdOf(attack(gen.targeter(s.file.APIURL), constant(rate), duration))
@@ -79,6 +80,7 @@ func countRequests(b *testing.B, s *stack, rate float64, duration time.Duration,
 	}
 	v.Units = s.units(b)
 	s.meter(b, false)
+	v.Stored = bench.StoredSince(stored, s.storage(b))
 	after := s.functionStats(b)
 	v.Invocations = invocationsSince(invocationCounts(before), invocationCounts(after))
 	v.Functions = functionUse(before, after)

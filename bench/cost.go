@@ -24,6 +24,9 @@ type Prices struct {
 	// CloudWatch Logs: per GB (2^30 bytes) ingested (standard class, the
 	// first tier of Lambda's logs).
 	LogsIngestedGB float64
+	// DynamoDB storage (standard table class) and its point-in-time
+	// recovery (continuous backups, on the table's size): per GB-month.
+	DynamoDBStorageGBMonth, DynamoDBPITRGBMonth float64
 }
 
 // ListPrices are the prices of the estimate (AWS price pages, 2025).
@@ -36,6 +39,9 @@ var ListPrices = Prices{
 	LambdaGBSecond:    0.0000133334,
 	HTTPAPIRequest:    1.00,
 	LogsIngestedGB:    0.50,
+
+	DynamoDBStorageGBMonth: 0.25,
+	DynamoDBPITRGBMonth:    0.20,
 }
 
 // CostLine is one priced item of a cost estimate, per enrollment.
@@ -66,8 +72,9 @@ const (
 // KB chunk (v.Units), Lambda invocations and GB-seconds (v.Functions:
 // billed milliseconds × memory size), the HTTP API request, and the bytes
 // of the functions' log lines, their own and the runtime's START, END and
-// REPORT, as CloudWatch Logs ingestion (v.Functions). Data transfer,
-// storage and CloudWatch metrics are not included.
+// REPORT, as CloudWatch Logs ingestion (v.Functions). Data transfer and
+// CloudWatch metrics are not included; storage is billed per month kept,
+// and priced apart (StorageOf).
 func Cost(v RequestVariant, p Prices) []CostLine {
 	if v.Enrollments == 0 {
 		return nil
@@ -103,6 +110,40 @@ func Cost(v RequestVariant, p Prices) []CostLine {
 		{Item: CostHTTPAPI, Units: 1, USD: p.HTTPAPIRequest},
 		{Item: CostLogs, Units: kb, USD: kb / (1 << 20) * p.LogsIngestedGB * million},
 	}
+}
+
+// Storage is what keeping a variant's enrollments costs, apart from the
+// per-enrollment estimate because AWS bills it per month they are kept.
+type Storage struct {
+	// Bytes per enrollment, as DynamoDB bills storage: items and index
+	// entries with their overhead; of them, IndexBytes in indexes and
+	// ExpiringBytes in items a time-to-live attribute removes.
+	Bytes, IndexBytes, ExpiringBytes float64
+	// USDPerMonth is the storage of a million enrollments for a month;
+	// PITRUSDPerMonth their point-in-time recovery (tables only, not
+	// indexes); KeptUSDPerMonth the storage once the items with a
+	// time-to-live are gone.
+	USDPerMonth, PITRUSDPerMonth, KeptUSDPerMonth float64
+}
+
+// StorageOf prices the storage the variant's run added (v.Stored).
+func StorageOf(v RequestVariant, p Prices) Storage {
+	var all, index, expiring float64
+	for _, t := range v.Stored {
+		all += float64(t.Bytes + t.IndexBytes)
+		index += float64(t.IndexBytes)
+		expiring += float64(t.ExpiringBytes)
+	}
+	s := Storage{
+		Bytes:         perEnrollment(all, v.Enrollments),
+		IndexBytes:    perEnrollment(index, v.Enrollments),
+		ExpiringBytes: perEnrollment(expiring, v.Enrollments),
+	}
+	const gb, million = 1 << 30, 1e6
+	s.USDPerMonth = s.Bytes * million / gb * p.DynamoDBStorageGBMonth
+	s.PITRUSDPerMonth = (s.Bytes - s.IndexBytes) * million / gb * p.DynamoDBPITRGBMonth
+	s.KeptUSDPerMonth = (s.Bytes - s.ExpiringBytes) * million / gb * p.DynamoDBStorageGBMonth
+	return s
 }
 
 // LogBytesPerEnrollment is the bytes of log lines the variant's functions

@@ -353,9 +353,9 @@ func (r *Report) requestsSection(p printer) {
 	p("Prices (US East, on-demand, no free tier): DynamoDB $%.3f per million write request units and $%.3f per million\n", pr.DynamoDBWriteUnit, pr.DynamoDBReadUnit)
 	p("read request units; SNS $%.2f per million publishes (deliveries to SQS free); SQS $%.2f per million requests;\n", pr.SNSPublish, pr.SQSRequest)
 	p("Lambda $%.2f per million invocations and $%.10f per GB-second (arm64); API Gateway HTTP API $%.2f per million\n", pr.LambdaInvocation, pr.LambdaGBSecond, pr.HTTPAPIRequest)
-	p("requests; CloudWatch Logs $%.2f per GB ingested (2^30 bytes). Not included: storage, streams (free for Lambda\n", pr.LogsIngestedGB)
-	p("triggers), data transfer, and CloudWatch metrics (priced per metric and month, not per enrollment). Both designs\n")
-	p("are priced with the same prices from the same run.\n\n")
+	p("requests; CloudWatch Logs $%.2f per GB ingested (2^30 bytes). Not included: storage (priced per month kept,\n", pr.LogsIngestedGB)
+	p("below the table), streams (free for Lambda triggers), data transfer, and CloudWatch metrics (priced per metric\n")
+	p("and month, not per enrollment). Both designs are priced with the same prices from the same run.\n\n")
 	p("| item |")
 	for _, v := range q.Variants {
 		p(" %s (units/enrollment) | %s ($/M) |", v.Name, v.Name)
@@ -383,6 +383,23 @@ func (r *Report) requestsSection(p printer) {
 	p("\n\n")
 	if len(costs) > 1 && TotalUSD(costs[1]) > 0 {
 		p("%s ÷ %s: **×%.2f** (target ≤ ×0.70).\n\n", q.Variants[0].Name, q.Variants[1].Name, TotalUSD(costs[0])/TotalUSD(costs[1]))
+	}
+	if len(q.Variants[0].Stored) > 0 {
+		p("Storage, for each month the enrollments are kept (not in the totals; `GET /_club/storage` before and after the\n")
+		p("run: each item's size and each index entry's projection, plus 100 bytes each, as DynamoDB bills storage, at\n")
+		p("$%.2f per GB-month, and point-in-time recovery, on for both tables, at $%.2f per GB-month of the tables):", pr.DynamoDBStorageGBMonth, pr.DynamoDBPITRGBMonth)
+		for _, v := range q.Variants {
+			if len(v.Stored) == 0 {
+				p(" %s: not measured;", v.Name)
+				continue
+			}
+			st := StorageOf(v, pr)
+			p(" %s: %.0f bytes per enrollment (%s; in indexes %.0f), $%.2f per million enrollments per month, and\n", v.Name, st.Bytes, storedByTable(v), st.IndexBytes, st.USDPerMonth)
+			p("$%.2f for their recovery; %.0f of those bytes are in items a time-to-live removes, and the rest, $%.2f a month,\n", st.PITRUSDPerMonth, st.ExpiringBytes, st.KeptUSDPerMonth)
+			p("stays as long as the enrollments are kept;")
+		}
+		p(" what stays is the enrollment's own records (enrollment, member, roster entry, read models\n")
+		p("and the like).\n\n")
 	}
 	p("Logs per enrollment by function, in bytes (what the CloudWatch Logs line prices):")
 	for _, v := range q.Variants {
@@ -683,3 +700,13 @@ func (r *Report) plotDrain(path string) error {
 }
 
 func goarch() string { return runtime.GOARCH }
+
+// storedByTable lists the bytes per enrollment the variant's run added to
+// each table, its index entries included.
+func storedByTable(v RequestVariant) string {
+	parts := make([]string, 0, len(v.Stored))
+	for _, t := range v.Stored {
+		parts = append(parts, fmt.Sprintf("%s %.0f", t.Table, perEnrollment(float64(t.Bytes+t.IndexBytes), v.Enrollments)))
+	}
+	return strings.Join(parts, ", ")
+}

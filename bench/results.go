@@ -275,12 +275,51 @@ type RequestVariant struct {
 	// Functions are the billed durations and memory sizes of the functions
 	// invoked, from the local cloud's runtime (/_club/stats).
 	Functions map[string]FunctionUse
+	// Stored is what the run added to each table, as DynamoDB bills
+	// storage: GET /_club/storage after the run less before it.
+	Stored []StoredTable
 	// RosterEntries and StatsTotal are the effects counted afterwards;
 	// each should equal Enrollments.
 	RosterEntries, StatsTotal int
 	// API and EndToEnd are the latencies at this rate: the 201, and from
 	// the 201 to the mail's accepted_at.
 	API, EndToEnd []time.Duration
+}
+
+// StoredTable is what a table stores as DynamoDB bills storage (the local
+// cloud's GET /_club/storage): each item's size and each global secondary
+// index entry's projection, plus 100 bytes each; Expiring* are the items
+// that carry the table's time-to-live attribute, with their index entries.
+type StoredTable struct {
+	Table         string `json:"table"`
+	Items         int64  `json:"items"`
+	Bytes         int64  `json:"bytes"`
+	IndexItems    int64  `json:"index_items"`
+	IndexBytes    int64  `json:"index_bytes"`
+	ExpiringItems int64  `json:"expiring_items"`
+	ExpiringBytes int64  `json:"expiring_bytes"`
+}
+
+// StoredSince is what each table of after holds beyond what it held in
+// before (tables that did not grow are left out).
+func StoredSince(before, after []StoredTable) []StoredTable {
+	was := map[string]StoredTable{}
+	for _, t := range before {
+		was[t.Table] = t
+	}
+	var out []StoredTable
+	for _, t := range after {
+		b := was[t.Table]
+		d := StoredTable{
+			Table: t.Table, Items: t.Items - b.Items, Bytes: t.Bytes - b.Bytes,
+			IndexItems: t.IndexItems - b.IndexItems, IndexBytes: t.IndexBytes - b.IndexBytes,
+			ExpiringItems: t.ExpiringItems - b.ExpiringItems, ExpiringBytes: t.ExpiringBytes - b.ExpiringBytes,
+		}
+		if d.Bytes != 0 || d.IndexBytes != 0 {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // PerEnrollment is the variant's AWS requests per enrollment.

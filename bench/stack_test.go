@@ -241,6 +241,16 @@ func (s *stack) meter(tb testing.TB, on bool) {
 	s.call(tb, http.MethodPut, s.file.Endpoint+"/_club/units", map[string]bool{"enabled": on}, nil)
 }
 
+// storage reads what each table stores (GET /_club/storage).
+func (s *stack) storage(tb testing.TB) []bench.StoredTable {
+	var out struct {
+		Tables []bench.StoredTable `json:"tables"`
+	}
+	s.call(tb, http.MethodGet, s.file.Endpoint+"/_club/storage", nil, &out)
+	require.NotEmpty(tb, out.Tables, "the local cloud lists its tables' storage")
+	return out.Tables
+}
+
 // units reads the billing meter, leaving out what only the benchmark asked.
 func (s *stack) units(tb testing.TB) []bench.UnitCount {
 	var out struct {

@@ -28,13 +28,22 @@ type EndpointStats struct {
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
 // request counts (GET, and DELETE to reset), billed units (package
-// billing: GET, PUT to switch on, DELETE to reset), stats, readiness, the age of a
+// billing: GET, PUT to switch on, DELETE to reset), the tables' stored bytes
+// as DynamoDB bills storage (GET /_club/storage), stats, readiness, the age of a
 // queue's oldest message read without receiving (package sqsage) and the
 // fault-injection control (faults.go).
 func (c *Cloud) controlHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/_club/requests", c.counter)
 	mux.Handle("/_club/units", c.meter)
+	mux.HandleFunc("GET /_club/storage", func(w http.ResponseWriter, r *http.Request) {
+		tables, err := c.meter.Storage()
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"tables": tables})
+	})
 	faults := faultControl()
 	mux.Handle("/_club/faults", faults)
 	mux.Handle("/_club/faults/hit", faults)

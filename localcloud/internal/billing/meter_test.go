@@ -2,6 +2,7 @@ package billing_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -181,4 +182,65 @@ func TestMeterBillsIndexWrites(t *testing.T) {
 	require.Equal(t, 2.0, got["TransactWriteItems"].IndexWriteUnits, "index writes of a transaction are not doubled")
 	require.Equal(t, 3.0, got["PutItem"].WriteUnits, "the table's own units are unchanged: 2 + 1")
 	require.Equal(t, 4.0, got["TransactWriteItems"].WriteUnits)
+}
+
+// TestStorageCountsItemsIndexEntriesAndWhatExpires: a table's stored bytes
+// are its items' sizes plus 100 bytes each, its index entries' projections
+// plus 100 bytes each, and the items carrying the time-to-live attribute are
+// counted apart; the scan pages through more items than one Scan returns.
+func TestStorageCountsItemsIndexEntriesAndWhatExpires(t *testing.T) {
+	m, ddb, _ := metered(t)
+	ctx := context.Background()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	str := types.ScalarAttributeTypeS
+	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: aws.String("t"),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("pk"), AttributeType: str}, {AttributeName: aws.String("g"), AttributeType: str}},
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName:  aws.String("by-g"),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String("g"), KeyType: types.KeyTypeHash}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
+		BillingMode: types.BillingModePayPerRequest,
+	})
+	require.NoError(t, err)
+	_, err = ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("t"),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}})
+	require.NoError(t, err)
+
+	// 1,200 items of "pk" + 4 characters and "v" + 10: 17 bytes each;
+	// every third in the index ("g" + 1, its entry keys only: pk and g, 8
+	// bytes); every fourth with a ttl ("ttl" + a number of 10 significant
+	// digits: 3 + 6).
+	const n = 1200
+	var want billing.TableStorage
+	want.Table = "t"
+	for i := 0; i < n; i++ {
+		item := map[string]types.AttributeValue{"pk": s(fmt.Sprintf("%04d", i)), "v": s("0123456789")}
+		size := int64(17)
+		entry := int64(0)
+		if i%3 == 0 {
+			item["g"] = s("x")
+			size += 2
+			entry = 8 + billing.StorageOverhead
+			want.IndexItems++
+			want.IndexBytes += entry
+		}
+		if i%4 == 0 {
+			item["ttl"] = &types.AttributeValueMemberN{Value: "1912345678"}
+			size += 9
+			want.ExpiringItems++
+			want.ExpiringBytes += size + billing.StorageOverhead + entry
+		}
+		want.Items++
+		want.Bytes += size + billing.StorageOverhead
+		_, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: item})
+		require.NoError(t, err)
+	}
+
+	got, err := m.Storage()
+	require.NoError(t, err)
+	require.Equal(t, []billing.TableStorage{want}, got)
 }
