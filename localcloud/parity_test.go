@@ -556,3 +556,47 @@ func TestStepFunctionsCatchesANamedLambdaError(t *testing.T) {
 	require.Contains(t, hist, sfntypes.HistoryEventTypeTaskFailed)
 	require.Contains(t, hist, sfntypes.HistoryEventTypePassStateEntered)
 }
+
+// TestStorageEndpointListsWhatEachTableStores: GET /_club/storage on the
+// endpoint answers, per table, its items and their bytes as DynamoDB bills
+// storage (size plus 100 bytes an item), whatever the billing meter is
+// doing.
+func TestStorageEndpointListsWhatEachTableStores(t *testing.T) {
+	ctx := context.Background()
+	_, err := env.db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String("storage-probe"),
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}},
+		BillingMode:          ddbtypes.BillingModePayPerRequest,
+	})
+	require.NoError(t, err)
+	for _, pk := range []string{"a", "bb", "ccc"} { // "pk" + the value, "v" + 4: 8, 9 and 10 bytes
+		_, err := env.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("storage-probe"), Item: map[string]ddbtypes.AttributeValue{
+			"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "v": &ddbtypes.AttributeValueMemberS{Value: "four"},
+		}})
+		require.NoError(t, err)
+	}
+
+	resp, err := http.Get(env.stack.Endpoint + "/_club/storage")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out struct {
+		Tables []struct {
+			Table string `json:"table"`
+			Items int64  `json:"items"`
+			Bytes int64  `json:"bytes"`
+		} `json:"tables"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	found := map[string]int64{}
+	for _, tb := range out.Tables {
+		found[tb.Table] = tb.Items
+		if tb.Table == "storage-probe" {
+			require.EqualValues(t, 3, tb.Items)
+			require.EqualValues(t, 8+9+10+3*100, tb.Bytes)
+		}
+	}
+	require.Contains(t, found, "storage-probe")
+	require.Contains(t, found, env.stack.Tables["SeenTable"], "the template's tables are listed too")
+}

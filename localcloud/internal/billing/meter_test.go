@@ -194,7 +194,7 @@ func TestStorageCountsItemsIndexEntriesAndWhatExpires(t *testing.T) {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	str := types.ScalarAttributeTypeS
 	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName: aws.String("t"),
+		TableName: aws.String("stored"),
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String("pk"), AttributeType: str}, {AttributeName: aws.String("g"), AttributeType: str}},
 		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
@@ -206,7 +206,7 @@ func TestStorageCountsItemsIndexEntriesAndWhatExpires(t *testing.T) {
 		BillingMode: types.BillingModePayPerRequest,
 	})
 	require.NoError(t, err)
-	_, err = ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("t"),
+	_, err = ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("stored"),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}})
 	require.NoError(t, err)
 
@@ -216,7 +216,7 @@ func TestStorageCountsItemsIndexEntriesAndWhatExpires(t *testing.T) {
 	// digits: 3 + 6).
 	const n = 1200
 	var want billing.TableStorage
-	want.Table = "t"
+	want.Table = "stored"
 	for i := 0; i < n; i++ {
 		item := map[string]types.AttributeValue{"pk": s(fmt.Sprintf("%04d", i)), "v": s("0123456789")}
 		size := int64(17)
@@ -236,11 +236,13 @@ func TestStorageCountsItemsIndexEntriesAndWhatExpires(t *testing.T) {
 		}
 		want.Items++
 		want.Bytes += size + billing.StorageOverhead
-		_, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: item})
+		_, err := ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("stored"), Item: item})
 		require.NoError(t, err)
 	}
 
 	got, err := m.Storage()
 	require.NoError(t, err)
-	require.Equal(t, []billing.TableStorage{want}, got)
+	// kumo's servers in one process share their tables: the other tests'
+	// are listed too.
+	require.Contains(t, got, want)
 }
