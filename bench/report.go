@@ -398,8 +398,12 @@ func (r *Report) requestsSection(p printer) {
 			p("$%.2f for their recovery; %.0f of those bytes are in items a time-to-live removes, and the rest, $%.2f a month,\n", st.PITRUSDPerMonth, st.ExpiringBytes, st.KeptUSDPerMonth)
 			p("stays as long as the enrollments are kept;")
 		}
-		p(" what stays is the enrollment's own records (enrollment, member, roster entry, read models\n")
-		p("and the like).\n\n")
+		p(" the items without a time-to-live are\n")
+		p("the enrollments' records and the read models' entries")
+		if len(q.Variants) > 1 {
+			p(", and in the naive design also its consumers' idempotency records")
+		}
+		p(".\n\n")
 	}
 	p("Logs per enrollment by function, in bytes (what the CloudWatch Logs line prices):")
 	for _, v := range q.Variants {

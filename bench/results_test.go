@@ -295,7 +295,7 @@ func TestReportWritesTablesAndPlots(t *testing.T) {
 		"by function, in bytes (what the CloudWatch Logs line prices): product: notifier 700, api 640; naive: none;",
 		"product: 1600 bytes per enrollment (club 1200, outbox 400; in indexes 200), $0.37 per million enrollments per month",
 		"$0.26 for their recovery; 400 of those bytes are in items a time-to-live removes, and the rest, $0.28 a month,",
-		"stays as long as the enrollments are kept; naive: not measured; what stays",
+		"stays as long as the enrollments are kept; naive: not measured; the items without a time-to-live are",
 		"| backlog when the surge ended | 600 mails above the steady 0 |",
 		"| predicted drain (backlog ÷ (100 − 80)/s) | 30s |",
 		"| api | 20.0 MiB |",
