@@ -360,3 +360,28 @@ func TestPhasedPacerFollowsEachPhaseThenStops(t *testing.T) {
 	_, stop = p.Pace(3*time.Second+time.Millisecond, 120)
 	require.True(t, stop)
 }
+
+// TestReportSaysWhatTheCostTargetWouldTake: when ×0.70 of the naive design
+// is above the cost both designs share, §3 gives the product's floor: with
+// what it cannot drop as measured, and with only the write units that keep
+// its promises.
+func TestReportSaysWhatTheCostTargetWouldTake(t *testing.T) {
+	t.Parallel()
+	variant := func(name string, writeUnits, transactUnits float64, sqsBilled int64) bench.RequestVariant {
+		return bench.RequestVariant{Name: name, Enrollments: 1000, Units: []bench.UnitCount{
+			{Service: "dynamodb", Operation: "TransactWriteItems", Requests: 1000, WriteUnits: transactUnits, Items: 5000, TransactionItems: 5000},
+			{Service: "dynamodb", Operation: "UpdateItem", Requests: 1000, WriteUnits: writeUnits - transactUnits, Items: 1000},
+			{Service: "sqs", Operation: "ReceiveMessage", Requests: sqsBilled, Billed: sqsBilled},
+		}}
+	}
+	// Product: 16 write units an enrollment ($10.00), SQS $0.40, the HTTP
+	// API $1.00: $11.40. Naive: 24 write units and the HTTP API: $16.00.
+	r := &bench.Report{Requests: &bench.RequestsResult{Rate: 100, Variants: []bench.RequestVariant{
+		variant("product", 16000, 12000, 1000), variant("naive", 24000, 10000, 0),
+	}}}
+	text := r.Markdown()
+	require.Contains(t, text, "product ÷ naive: **×0.71**")
+	// Shared $9.75; kept write units 4 × $0.625 = $2.50, plus SQS $0.40.
+	require.Contains(t, text, "Lambda and logs as measured: $2.90/M, so at best ×0.79 of the naive design; with SQS, SNS, Lambda and logs\n"+
+		"free, those write units alone would leave it at ×0.77.")
+}
