@@ -22,7 +22,8 @@ import (
 // BuildCache links each function binary once per content: the key of a
 // binary is a hash of everything that goes into it — the Go version, the
 // target (GOOS, GOARCH, CGO_ENABLED=0, -trimpath), the build tags and extra
-// environment, go.mod and go.sum, and for every package the binary is made
+// environment, the build settings of the environment (GOFLAGS,
+// GOEXPERIMENT, GOAMD64 and the like), go.mod and go.sum, and for every package the binary is made
 // of, the package's files (the module's own) or its module version (a
 // dependency, immutable in the module cache). Several programs sharing Dir
 // — `make run` and every test package that starts a local cloud — compile a
@@ -229,6 +230,10 @@ type listedPackage struct {
 	}
 }
 
+// buildSettings are the variables of the environment (which the builds
+// inherit) that change what go build makes of the same sources.
+var buildSettings = []string{"GOFLAGS", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOARM", "GO386", "GORISCV64", "GOPPC64", "GOFIPS140"}
+
 // buildKeys computes every spec's key with one `go list` of all the specs'
 // packages and their dependencies.
 func buildKeys(ctx context.Context, specs []BuildSpec) ([]string, error) {
@@ -274,7 +279,9 @@ func buildKeys(ctx context.Context, specs []BuildSpec) ([]string, error) {
 	for _, k := range envKeys {
 		fmt.Fprintf(common, "env %s=%s\n", k, spec.Env[k])
 	}
-	fmt.Fprintf(common, "GOFLAGS=%s\n", os.Getenv("GOFLAGS"))
+	for _, k := range buildSettings {
+		fmt.Fprintf(common, "%s=%s\n", k, os.Getenv(k))
+	}
 	for _, f := range []string{"go.mod", "go.sum"} {
 		if err := hashFile(common, filepath.Join(spec.ModuleRoot, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err

@@ -74,3 +74,37 @@ func TestBuildCacheCompilesEachFunctionOnceAcrossPrograms(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"a", "b"}, r.Built)
 }
+
+// The environment's build settings are part of a binary's key: a program
+// started with GOEXPERIMENT (or GOAMD64 and the like) set gets binaries
+// built with it, not the ones built without it. Not parallel: it sets the
+// process's environment.
+func TestBuildCacheKeysTheEnvironmentsBuildSettings(t *testing.T) {
+	root, write := tempModule(t)
+	write("functions/b/main.go", "package main\n\nfunc main() { println(\"b\") }\n")
+	cache := lambdart.BuildCache{Dir: filepath.Join(root, "cache")}
+	spec := func(state string) []lambdart.BuildSpec {
+		return []lambdart.BuildSpec{{
+			Name: "b", Dir: "functions/b", ModuleRoot: root,
+			Out: filepath.Join(root, state, "bootstrap"),
+			Env: map[string]string{"GOFLAGS": "-mod=mod", "GOWORK": "off"},
+		}}
+	}
+	build := func(state string) lambdart.BuildReport {
+		r, err := cache.BuildAll(t.Context(), spec(state), 1)
+		require.NoError(t, err)
+		return r
+	}
+
+	t.Setenv("GOEXPERIMENT", "")
+	require.Equal(t, []string{"b"}, build("plain").Built)
+	t.Setenv("GOEXPERIMENT", "jsonv2")
+	require.Equal(t, []string{"b"}, build("experiment").Built, "another experiment is another binary")
+	plain, err := os.ReadFile(filepath.Join(root, "plain", "bootstrap"))
+	require.NoError(t, err)
+	experiment, err := os.ReadFile(filepath.Join(root, "experiment", "bootstrap"))
+	require.NoError(t, err)
+	require.NotEqual(t, plain, experiment)
+	t.Setenv("GOEXPERIMENT", "")
+	require.Equal(t, []string{"b"}, build("again").Reused, "and the plain one is still there")
+}
