@@ -37,7 +37,7 @@ func (c *Cloud) controlHandler() http.Handler {
 	mux.Handle("/_club/requests", c.counter)
 	mux.Handle("/_club/units", c.meter)
 	mux.HandleFunc("GET /_club/storage", func(w http.ResponseWriter, r *http.Request) {
-		tables, err := c.meter.Storage()
+		tables, err := c.meter.Storage(r.Context())
 		if err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 			return

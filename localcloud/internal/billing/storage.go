@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -26,19 +27,23 @@ type TableStorage struct {
 	ExpiringBytes int64 `json:"expiring_bytes"`
 }
 
-// scanPage is how many items one Scan of Storage asks for.
-const scanPage = 1000
+// scanPage is how many items one Scan of Storage asks for. kumo sorts a
+// whole table for every page, so a table of n items costs n/scanPage sorts
+// of it: pages of a thousand took minutes for a table of a few hundred
+// thousand items, holding the engine's lock for each.
+var scanPage = 100_000
 
 // Storage scans every table of the engine (past the meter, whether counting
-// is on or not) and returns what each holds, sorted by table name.
-func (m *Meter) Storage() ([]TableStorage, error) {
+// is on or not) and returns what each holds, sorted by table name. It stops
+// between pages once ctx is done.
+func (m *Meter) Storage(ctx context.Context) ([]TableStorage, error) {
 	var list struct{ TableNames []string }
 	if !m.call("ListTables", map[string]any{}, &list) {
 		return nil, fmt.Errorf("list tables: the engine did not answer")
 	}
 	out := make([]TableStorage, 0, len(list.TableNames))
 	for _, name := range list.TableNames {
-		t, err := m.tableStorage(name)
+		t, err := m.tableStorage(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +53,7 @@ func (m *Meter) Storage() ([]TableStorage, error) {
 	return out, nil
 }
 
-func (m *Meter) tableStorage(name string) (TableStorage, error) {
+func (m *Meter) tableStorage(ctx context.Context, name string) (TableStorage, error) {
 	t := TableStorage{Table: name}
 	shape := m.shape(name)
 	if shape == nil {
@@ -66,6 +71,9 @@ func (m *Meter) tableStorage(name string) (TableStorage, error) {
 	}
 	var start json.RawMessage
 	for {
+		if err := ctx.Err(); err != nil {
+			return t, fmt.Errorf("scan %s: %w", name, err)
+		}
 		in := map[string]any{"TableName": name, "Limit": scanPage, "ConsistentRead": true}
 		if start != nil {
 			in["ExclusiveStartKey"] = start
