@@ -23,13 +23,13 @@ import (
 // binary is a hash of everything that goes into it — the Go version, the
 // target (GOOS, GOARCH, CGO_ENABLED=0, -trimpath), the build tags and extra
 // environment, the build settings of the environment (GOFLAGS,
-// GOEXPERIMENT, GOAMD64 and the like), go.mod and go.sum, and for every package the binary is made
-// of, the package's files (the module's own) or its module version (a
-// dependency, immutable in the module cache). Several programs sharing Dir
-// — `make run` and every test package that starts a local cloud — compile a
-// function once between them: a build takes an exclusive lock on its key,
-// so a second program wanting the same binary waits for it instead of
-// compiling it again.
+// GOEXPERIMENT, GOAMD64 and the like), go.mod and go.sum, and for every
+// package the binary is made of, the package's files (the module's own) or
+// its module version (a dependency, immutable in the module cache). Several
+// programs sharing Dir — `make run` and every test package that starts a
+// local cloud — compile a function once between them: a build takes an
+// exclusive lock on its key, so a second program wanting the same binary
+// waits for it instead of compiling it again.
 //
 // The go build cache already spares recompiling unchanged packages; what it
 // does not spare is two processes compiling the same new package at the same
