@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -514,23 +516,10 @@ func (p scheduled) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool
 // arrivals is how many hits pacer schedules by d: the fewest hits after
 // which, at d, it would wait (or stop) rather than send one more.
 func arrivals(pacer vegeta.Pacer, d time.Duration) uint64 {
-	due := func(hits uint64) bool {
-		wait, stop := pacer.Pace(d, hits)
-		return !stop && wait <= 0
-	}
-	lo, hi := uint64(0), uint64(1)
-	for due(hi) {
-		lo, hi = hi, hi*2
-	}
-	for lo < hi { // due(lo) or lo == 0; !due(hi)
-		mid := lo + (hi-lo)/2
-		if due(mid) {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return uint64(sort.Search(math.MaxInt32, func(hits int) bool {
+		wait, stop := pacer.Pace(d, uint64(hits))
+		return stop || wait > 0
+	}))
 }
 
 // maxInFlight bounds the load generator's open requests: at 300/s it is
