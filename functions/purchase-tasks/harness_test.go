@@ -25,6 +25,7 @@ import (
 	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/idempotency"
 	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/payment"
 	"github.com/clubdev/club/internal/relay"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
@@ -412,10 +413,11 @@ func (e *env) seats(intensiveID string) [3]int {
 	return [3]int{in.SeatsFree(), in.SeatsHeld(), in.SeatsTaken()}
 }
 
-// waitFor polls cond until it holds, for at most ten seconds of real time.
+// waitFor polls cond until it holds, for at most patience.Wait() of real
+// time.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience.Deadline()
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)
@@ -425,10 +427,11 @@ func (e *env) waitFor(what string, cond func() bool) {
 }
 
 // tick advances virtual time a second at a time, each time once every
-// execution is blocked, until cond holds (at most ten seconds of real time).
+// execution is blocked, until cond holds (at most patience.Wait() of real
+// time).
 func (e *env) tick(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience.Deadline()
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)

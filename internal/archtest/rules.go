@@ -97,6 +97,7 @@ var localCloudMayImport = map[string]string{
 	"internal/fault":     "club-specific: the fault switch the local cloud serves on /_club/faults; to plug in from cmd/club-local",
 	"internal/sandbox":   "club-specific: the mail and payment providers' stand-ins the local cloud runs; to plug in from cmd/club-local",
 	"internal/sdkhttp":   "the HTTP client every SDK client must use: it mends an SDK defect that loses answers; nothing of the club in it",
+	"internal/patience":  "the tests' one setting for how long a real-time wait lasts; nothing of the club in it",
 }
 
 // clubctl may depend on the local cloud's token issuer, and on nothing else
