@@ -88,8 +88,8 @@ deploy: ## Build and deploy to AWS with SAM (uses your AWS profile; see README)
 ci: ## Run what CI runs (.ci/run), here
 	CI=true bash .ci/run
 
-ci-repeat: ## Run CI N times in fresh clones (N=20) and write docs/ci.md
-	bash .ci/repeat $${N:-20}
+ci-repeat: ## Run CI N times in fresh clones (N=10, MODE=warm or new-machine: empty caches, two CPU burners) and record them in docs/ci.md
+	bash .ci/repeat $${N:-10} $${MODE:-warm}
 
 clean: ## Remove local state and build output
 	rm -rf $(CLUB_DIR)

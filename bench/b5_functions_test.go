@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/bench"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/lambdart"
 )
 
@@ -87,7 +88,7 @@ func startToFirstPoll(tb testing.TB, bin string, env []string) time.Duration {
 	select {
 	case at := <-polled:
 		return at.Sub(began)
-	case <-time.After(20 * time.Second):
+	case <-time.After(patience.Wait()):
 		tb.Fatalf("%s did not poll the Runtime API within 20 s", bin)
 		return 0
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/bench"
+	"github.com/clubdev/club/internal/patience"
 )
 
 // profiles is a CPU profile of the benchmark process (the load generator
@@ -197,7 +198,7 @@ func (p *profiles) stop(tb testing.TB) []bench.ProfileSummary {
 	// directory, named after the function's logical id.
 	build := filepath.Join(p.s.dir, "build")
 	byFunction := map[string][]string{}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience.Deadline()
 	for {
 		files, _ := filepath.Glob(filepath.Join(build, "*", "cpu-*.pprof"))
 		byFunction = map[string][]string{}

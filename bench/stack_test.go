@@ -25,6 +25,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/clubdev/club/bench"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/issuer"
@@ -366,6 +367,7 @@ func (s *stack) waitIdle(tb testing.TB, within time.Duration) {
 // eventually polls cond until it holds, failing after within.
 func eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
 	tb.Helper()
+	within = patience.Within(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

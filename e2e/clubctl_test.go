@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -40,7 +41,11 @@ var clubctlBinary = sync.OnceValues(func() (string, error) {
 	}
 	clubctlDir = dir
 	bin := filepath.Join(dir, "clubctl")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/clubctl")
+	args := []string{"build", "-o", bin}
+	if tags := functionTags(); len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, "./cmd/clubctl")...)
 	cmd.Dir = moduleRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build clubctl: %w\n%s", err, out)

@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/apicontract"
+	"github.com/clubdev/club/internal/patience"
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/internal/userpool"
 	"github.com/clubdev/club/localcloud"
@@ -82,6 +84,7 @@ func runMain(m *testing.M) (code int) {
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
+			BuildTags:     functionTags(),
 			// make test-moto runs the suite with the data plane on moto.
 			Engine: os.Getenv("CLUB_ENGINE"),
 			// Scaled so that tests wait seconds: the export link's expiry, the
@@ -103,6 +106,14 @@ func runMain(m *testing.M) (code int) {
 		defer func() {
 			if err := cloud.Close(); err != nil {
 				fmt.Fprintln(os.Stderr, "stop local cloud:", err)
+			}
+		}()
+		// The endpoint's replay of a lost answer must stay unused: AWS
+		// carries a retried call out again (localcloud.CheckNoReplays).
+		defer func() {
+			if err := cloud.CheckNoReplays(); err != nil {
+				fmt.Fprintln(os.Stderr, "e2e:", err)
+				code = 1
 			}
 		}()
 		path = cloud.StackFile()
@@ -166,6 +177,16 @@ func cognitoUsers(f *stackfile.Stack, cfg aws.Config) (*userpool.TestUsers, erro
 			"deploy it with EnableTestUsers=true so that the suite can sign its users in")
 	}
 	return userpool.NewTestUsers(cognitoidentityprovider.NewFromConfig(cfg), pool, client)
+}
+
+// functionTags are the build tags of the stack's functions: the suite's own
+// build's choice of the SDK mend (internal/sdkhttp), so that
+// `go test -tags sdkhttp_unmended ./e2e/` runs every SDK client without it.
+func functionTags() []string {
+	if sdkhttp.Unmended {
+		return []string{"sdkhttp_unmended"}
+	}
+	return nil
 }
 
 func moduleRoot() string {
@@ -280,15 +301,12 @@ func call(t *testing.T, u user, method, path string, body any, headers ...string
 }
 
 // eventually polls cond until it holds or the deadline passes.
-// minWait is the shortest deadline eventually gives a condition.
-const minWait = time.Minute
-
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	// A wait ends as soon as its condition holds, so a generous floor costs
 	// a passing run nothing, while a loaded two-core CI machine can be many
 	// times slower than the deadline a test was written with.
-	within = max(within, minWait)
+	within = patience.Within(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // The purchase saga end to end (docs/purchase-saga.md): the API holds the
@@ -108,7 +110,7 @@ func startPurchase(t *testing.T, student user, intensiveID string) (purchaseID, 
 	r := buy(t, student, intensiveID, id("key"))
 	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
 	purchaseID = r.str("purchase_id")
-	p := awaitPurchase(t, student, purchaseID, "payment_pending", time.Now().Add(20*time.Second))
+	p := awaitPurchase(t, student, purchaseID, "payment_pending", patience.Deadline())
 	require.NotEmpty(t, p.paymentID())
 	return purchaseID, p.paymentID()
 }
@@ -209,13 +211,13 @@ func TestPurchaseIsConfirmedWhenThePaymentSucceeds(t *testing.T) {
 	_, held, _ := intensiveSeats(t, student, intensiveID)
 	require.Equal(t, 1, held, "one hold for the two requests")
 
-	p := awaitPurchase(t, student, purchaseID, "payment_pending", time.Now().Add(20*time.Second))
+	p := awaitPurchase(t, student, purchaseID, "payment_pending", patience.Deadline())
 	pay := p.body["payment"].(map[string]any)
 	require.Equal(t, "pending", pay["status"])
 	require.Contains(t, pay["checkout_url"], pay["payment_id"], "the student is sent to the provider's checkout page")
 
 	settlePayment(t, p.paymentID(), "succeed")
-	p = awaitPurchase(t, student, purchaseID, "confirmed", time.Now().Add(20*time.Second))
+	p = awaitPurchase(t, student, purchaseID, "confirmed", patience.Deadline())
 	statuses, ats := p.history(t)
 	require.Equal(t, []string{"reserved", "payment_pending", "confirmed"}, statuses)
 	require.False(t, ats[2].After(holdExpiresAt), "confirmed while the seat was held")
@@ -260,7 +262,7 @@ func TestHoldExpiresThenALatePaymentIsRefunded(t *testing.T) {
 	require.Equal(t, [3]int{0, 0, 1}, [3]int{taken, held, left}, "the seat is free again")
 
 	settlePayment(t, paymentID, "succeed")
-	p = awaitPurchase(t, student, purchaseID, "refunded", time.Now().Add(30*time.Second))
+	p = awaitPurchase(t, student, purchaseID, "refunded", patience.Deadline())
 	statuses, _ = p.history(t)
 	require.Equal(t, []string{"reserved", "payment_pending", "checking_payment", "expired", "refund_pending", "refunded"}, statuses)
 	refund, _ := p.body["refund"].(map[string]any)
@@ -288,7 +290,7 @@ func TestDuplicateWebhooksChangeNothing(t *testing.T) {
 	eventually(t, 20*time.Second, "both copies of payment.succeeded answered 2xx", func() bool {
 		return webhookDeliveries(t, paymentID)["payment.succeeded"] == 2
 	})
-	p := awaitPurchase(t, student, purchaseID, "confirmed", time.Now().Add(20*time.Second))
+	p := awaitPurchase(t, student, purchaseID, "confirmed", patience.Deadline())
 	statuses, _ := p.history(t)
 	require.Equal(t, []string{"reserved", "payment_pending", "confirmed"}, statuses, "one transition per status")
 	taken, held, left := intensiveSeats(t, student, intensiveID)
@@ -351,7 +353,7 @@ func TestSilentProviderNeverCostsTheSeat(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, r.status, string(r.raw))
 	purchaseID := r.str("purchase_id")
 
-	silenceEnds := time.Now().Add(18 * time.Second)
+	silenceEnds := time.Now().Add(18 * time.Second) // patience:exempt how long the provider stays silent, not a deadline
 	sawWaiting := false
 	for time.Now().Before(silenceEnds) {
 		p := getPurchase(t, student, purchaseID)
@@ -364,14 +366,14 @@ func TestSilentProviderNeverCostsTheSeat(t *testing.T) {
 	require.True(t, sawWaiting, "the purchase shows it waits for the provider")
 
 	sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
-	p := awaitPurchase(t, student, purchaseID, "payment_pending", time.Now().Add(30*time.Second))
+	p := awaitPurchase(t, student, purchaseID, "payment_pending", patience.Deadline())
 	pays := paymentsFor(t, purchaseID)
 	require.Len(t, pays, 1, "the provider holds one payment for the purchase, whatever was retried")
 	require.Equal(t, pays[0]["payment_id"], p.paymentID())
 	require.NotEmpty(t, p.body["payment"].(map[string]any)["checkout_url"])
 
 	settlePayment(t, p.paymentID(), "succeed")
-	p = awaitPurchase(t, student, purchaseID, "confirmed", time.Now().Add(30*time.Second))
+	p = awaitPurchase(t, student, purchaseID, "confirmed", patience.Deadline())
 	statuses, _ := p.history(t)
 	require.Equal(t, []string{"reserved", "awaiting_provider", "payment_pending", "confirmed"}, statuses)
 	taken, held, left := intensiveSeats(t, student, intensiveID)

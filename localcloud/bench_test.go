@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // BenchmarkSQSDeliveryAtIdle measures how long a message sent to an idle
@@ -31,7 +33,7 @@ func BenchmarkSQSDeliveryAtIdle(b *testing.B) {
 		})
 		require.NoError(b, err)
 		var start int64
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := patience.Deadline()
 		for start == 0 {
 			require.True(b, time.Now().Before(deadline), "message not delivered")
 			if rows := seen(b, "done#"+*out.MessageId); len(rows) == 1 {

@@ -2,7 +2,11 @@ package localcloud
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 
 	"github.com/clubdev/club/localcloud/internal/front"
 )
@@ -87,6 +91,35 @@ func (c *Cloud) Stats() Stats {
 		s.StreamMapping[key] = map[string]any{"stats": p.Stats(), "checkpoint": p.Checkpoint(), "lag": p.Lag()}
 	}
 	return s
+}
+
+// ErrReplayed is the error of CheckNoReplays.
+var ErrReplayed = errors.New("the endpoint replayed answers to SDK retries")
+
+// CheckNoReplays returns an error naming the calls whose SDK retry the
+// endpoint answered with a kept answer instead of carrying it out again (the
+// replay, docs/local-cloud.md). AWS makes no such accommodation — a retried
+// SendMessageBatch sends twice there — and with the SDK mend
+// (internal/sdkhttp) in every client no answer should be lost on its way, so
+// the suites that run a whole stack call this at teardown: a replay means
+// that a client went without the mend, or that a new way of losing answers
+// appeared, and either hides locally what AWS would do.
+func (c *Cloud) CheckNoReplays() error {
+	if c.front == nil {
+		return nil
+	}
+	st := c.front.RetryStats()
+	if st.Replayed == 0 {
+		return nil
+	}
+	calls := make([]string, 0, len(st.Calls))
+	for call, n := range st.Calls {
+		calls = append(calls, fmt.Sprintf("%s ×%d", call, n))
+	}
+	sort.Strings(calls)
+	return fmt.Errorf("%w: %d retries of calls whose answer was lost were given the first answer (%s); "+
+		"on AWS each would have been carried out again: is every SDK client built with the mend (internal/sdkhttp)?",
+		ErrReplayed, st.Replayed, strings.Join(calls, ", "))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

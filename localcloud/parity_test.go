@@ -29,6 +29,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/freeport"
@@ -112,15 +113,12 @@ func moduleRoot() string {
 func freeAddr() string { return freeport.MustAddr() }
 
 // eventually polls cond until it holds or the deadline passes.
-// minWait is the shortest deadline eventually gives a condition.
-const minWait = time.Minute
-
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	// A wait ends as soon as its condition holds, so a generous floor costs
 	// a passing run nothing, while a loaded two-core CI machine can be many
 	// times slower than the deadline a test was written with.
-	within = max(within, minWait)
+	within = patience.Within(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

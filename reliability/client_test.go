@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/fault"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/issuer"
 )
 
@@ -168,15 +169,12 @@ func enroll(ctx context.Context, u user, classID, key string) (enrollment, error
 }
 
 // eventually polls cond until it holds or the deadline passes.
-// minWait is the shortest deadline eventually gives a condition.
-const minWait = time.Minute
-
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	// A wait ends as soon as its condition holds, so a generous floor costs
 	// a passing run nothing, while a loaded two-core CI machine can be many
 	// times slower than the deadline a test was written with.
-	within = max(within, minWait)
+	within = patience.Within(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/freeport"
@@ -98,7 +99,7 @@ func runMain(m *testing.M) int {
 		APIAddr:        freeAddr(),
 		MailAddr:       freeAddr(),
 		PaymentAddr:    freeAddr(),
-		BuildTags:      []string{"faults"},
+		BuildTags:      buildTags(),
 		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
 		ScheduleSpeed:  scheduleSpeed,
 		Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
@@ -120,6 +121,12 @@ func runMain(m *testing.M) int {
 	code := m.Run()
 	if code != 0 {
 		problems.Dump(os.Stderr)
+	}
+	// The endpoint's replay of a lost answer must stay unused: AWS carries
+	// a retried call out again (localcloud.CheckNoReplays).
+	if err := cloud.CheckNoReplays(); err != nil {
+		fmt.Fprintln(os.Stderr, "reliability:", err)
+		code = 1
 	}
 	if code == 0 && *reportFlag != "" {
 		path := *reportFlag
@@ -165,6 +172,15 @@ func connect(ctx context.Context, path string) error {
 		}
 	}
 	return nil
+}
+
+// buildTags are the build tags of the stack's functions: the fault points,
+// and the suite's own build's choice of the SDK mend (internal/sdkhttp).
+func buildTags() []string {
+	if sdkhttp.Unmended {
+		return []string{"faults", "sdkhttp_unmended"}
+	}
+	return []string{"faults"}
 }
 
 func moduleRoot() string {

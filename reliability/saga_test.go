@@ -21,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // The saga's side of the suite: purchases driven through the HTTP API and
@@ -340,7 +342,7 @@ func buySeat(intensiveID string) (sale, error) {
 		return s, fmt.Errorf("buy a seat of %s: %d %s", intensiveID, r.status, r.raw)
 	}
 	s.purchaseID = r.str("purchase_id")
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := patience.Deadline(); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		v, err := do(context.Background(), u, http.MethodGet, "/purchases/"+s.purchaseID, nil)
 		if err != nil {
 			return s, err

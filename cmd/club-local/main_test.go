@@ -19,6 +19,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/freeport"
@@ -110,7 +111,7 @@ func TestRunsTheTemplateAndStopsCleanly(t *testing.T) {
 	select {
 	case err := <-exited:
 		require.NoError(t, err, stderr.String())
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("club-local did not stop after Ctrl-C")
 	}
 	for _, pid := range children {
@@ -181,6 +182,7 @@ func alive(pid int) bool {
 // the deadline passes or the process exits first.
 func waitUntil(t *testing.T, exited <-chan error, stderr *syncBuffer, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = patience.Within(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		select {

@@ -23,6 +23,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/issuer"
@@ -122,7 +123,7 @@ func (r *running) kill() {
 	require.NoError(r.t, r.cmd.Process.Signal(syscall.SIGKILL))
 	select {
 	case <-r.exited:
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience.Wait()):
 		r.t.Fatal("club-local survived SIGKILL")
 	}
 }
@@ -194,6 +195,7 @@ func (r *running) sandbox(base, method, path string, body any) reply {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = patience.Within(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		require.True(t, time.Now().Before(deadline), "waited %s for %s", timeout, what)
@@ -328,7 +330,7 @@ func TestPersistentCloudKeepsItsDataAcrossARestart(t *testing.T) {
 	held, err := queues.ReceiveMessage(context.Background(), &sqssdk.ReceiveMessageInput{QueueUrl: q.QueueUrl, VisibilityTimeout: 30, WaitTimeSeconds: 5})
 	require.NoError(t, err)
 	require.Len(t, held.Messages, 1)
-	visibleAgain := time.Now().Add(30 * time.Second)
+	visibleAgain := time.Now().Add(30 * time.Second) // patience:exempt when the message is due back, not a deadline
 
 	first.interrupt()
 	// Stopped until the short hold has ended.
@@ -519,7 +521,7 @@ func TestKill9LosesAtMostTheLastSnapshotInterval(t *testing.T) {
 	<-killed
 	select {
 	case <-first.exited:
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("club-local survived SIGKILL")
 	}
 	acked := acksSnapshot(&acks)

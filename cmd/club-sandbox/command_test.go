@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/webhooksig"
 )
 
@@ -56,7 +57,7 @@ func run(t *testing.T, args ...string) (map[string]string, func() int) {
 	}
 	require.Eventually(t, func() bool {
 		return len(listening.FindAllStringSubmatch(stdout.String(), -1)) == want
-	}, 5*time.Second, 5*time.Millisecond, "stdout %q, stderr %q", stdout.String(), stderr.String())
+	}, patience.Wait(), 5*time.Millisecond, "stdout %q, stderr %q", stdout.String(), stderr.String())
 	urls := map[string]string{}
 	for _, m := range listening.FindAllStringSubmatch(stdout.String(), -1) {
 		urls[m[1]] = m[2]
@@ -66,7 +67,7 @@ func run(t *testing.T, args ...string) (map[string]string, func() int) {
 		select {
 		case code := <-exit:
 			return code
-		case <-time.After(15 * time.Second):
+		case <-time.After(patience.Wait()):
 			t.Fatal("the command did not stop")
 			return -1
 		}
@@ -152,7 +153,7 @@ func TestPaymentSignsWebhooksWithTheSecretFromFile(t *testing.T) {
 		body := <-bodies
 		require.NoError(t, webhooksig.Verify([]byte("s3cret"), r.Header.Get(webhooksig.Header), body, time.Now(), 0),
 			"signed with the file's secret, without its trailing newline")
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("no webhook")
 	}
 	require.Equal(t, 0, stop())

@@ -119,7 +119,7 @@ func setup(t *testing.T) *env {
 	// Registered before the executor, so run after it stopped (cleanups run
 	// last registered first).
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience.Wait())
 		defer cancel()
 		if e.sb != nil {
 			_ = e.sb.Shutdown(ctx)
@@ -436,7 +436,7 @@ func (e *env) tick(what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
-		ctx, cancel := context.WithTimeout(e.ctx, time.Second)
+		ctx, cancel := context.WithTimeout(e.ctx, time.Second) // patience:exempt each step waits for idle at most a second before it moves the clock; tick has the deadline
 		_ = e.clk.WaitIdle(ctx)
 		cancel()
 		if !cond() {

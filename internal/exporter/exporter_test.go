@@ -29,6 +29,7 @@ import (
 	"github.com/clubdev/club/internal/club/projection"
 	"github.com/clubdev/club/internal/exporter"
 	"github.com/clubdev/club/internal/obs"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sqsconsumer"
 	"github.com/clubdev/club/internal/sqsconsumer/sqsconsumertest"
 	"github.com/clubdev/club/internal/store"
@@ -273,7 +274,7 @@ func TestExportWritesTheRosterAndPresignsAnExpiringURL(t *testing.T) {
 	}
 	// The URL stops working once it has expired (kumo checks SigV4 query
 	// authentication as S3 does).
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience.Deadline()
 	for status == http.StatusOK && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 		status, _ = fetch(t, res.URL)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // setup serves a Registry and returns a client of it, as a function named
@@ -65,7 +67,7 @@ func TestDelayEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.inject(ctx, APIAfterCommit, "k") }()
-	require.Eventually(t, func() bool { return reg.State().PassCount(APIAfterCommit, "") == 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return reg.State().PassCount(APIAfterCommit, "") == 1 }, patience.Wait(), time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 }

@@ -76,6 +76,12 @@ func Wait() time.Duration { return scale(base) }
 // never below a minute at scale 1.
 func Scaled(d time.Duration) time.Duration { return scale(max(d, floor)) }
 
+// Within is the deadline of a wait on other processes whose test gave it a
+// budget of its own: the larger of Wait() and Scaled(d). Helpers that take a
+// caller's "within" pass it through here, so that a short budget written at
+// a call site cannot make the wait impatient.
+func Within(d time.Duration) time.Duration { return max(Wait(), Scaled(d)) }
+
 // Deadline is the instant a wait that starts now gives up: now + Wait().
 func Deadline() time.Time { return time.Now().Add(Wait()) }
 

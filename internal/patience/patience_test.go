@@ -19,6 +19,8 @@ func TestDefaultsAreGenerous(t *testing.T) {
 	require.Equal(t, 2*time.Minute, Wait())
 	require.Equal(t, time.Minute, Scaled(10*time.Second), "a budget under a minute is raised to the floor")
 	require.Equal(t, 20*time.Minute, Scaled(20*time.Minute))
+	require.Equal(t, 2*time.Minute, Within(5*time.Second), "a wait on other processes gets at least Wait()")
+	require.Equal(t, 10*time.Minute, Within(10*time.Minute))
 	require.WithinDuration(t, time.Now().Add(2*time.Minute), Deadline(), 5*time.Second)
 }
 
@@ -27,6 +29,7 @@ func TestTheVariableScalesEveryWait(t *testing.T) {
 	require.Equal(t, 5*time.Minute, Wait())
 	require.Equal(t, 150*time.Second, Scaled(time.Second))
 	require.Equal(t, 50*time.Minute, Scaled(20*time.Minute))
+	require.Equal(t, 5*time.Minute, Within(time.Second))
 }
 
 func TestBadSettingsAreRefusedByName(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/payment"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
 )
@@ -17,24 +18,31 @@ import (
 type env struct {
 	sb     *sandbox.Server
 	client *payment.Client
-	url    string
+	// impatient gives up after 200 ms, so that the no_response fault is
+	// quick to observe; client waits as long as a test waits
+	// (internal/patience), so that a loaded machine's slow answer is not
+	// taken for no answer.
+	impatient *payment.Client
+	url       string
 }
 
-// setup runs the payment sandbox behind httptest and a client with a short
-// timeout, so that the no_response fault is quick to observe.
+// setup runs the payment sandbox behind httptest, with a patient client and
+// an impatient one.
 func setup(t *testing.T) *env {
 	t.Helper()
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience.Wait())
 		defer cancel()
 		_ = sb.Shutdown(ctx) // releases withheld answers first
 		srv.Close()
 	})
-	c, err := payment.New(payment.Config{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
+	c, err := payment.New(payment.Config{BaseURL: srv.URL, Timeout: patience.Wait()})
 	require.NoError(t, err)
-	return &env{sb: sb, client: c, url: srv.URL}
+	impatient, err := payment.New(payment.Config{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	return &env{sb: sb, client: c, impatient: impatient, url: srv.URL}
 }
 
 var order = payment.CreatePaymentRequest{AmountCents: 49900, Currency: "EUR", Reference: "p-1"}
@@ -136,7 +144,7 @@ func TestNoResponseIsUnknown(t *testing.T) {
 	// call first, as unknown.
 	callCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	_, err := e.client.CreatePayment(callCtx, "pay-p-1", order)
+	_, err := e.impatient.CreatePayment(callCtx, "pay-p-1", order)
 	require.ErrorIs(t, err, payment.ErrUnknown)
 	require.NotErrorIs(t, err, payment.ErrRejected)
 	require.NoError(t, callCtx.Err(), "bounded by the client's timeout, not the caller's")
@@ -152,7 +160,7 @@ func TestNoResponseIsUnknown(t *testing.T) {
 	require.Equal(t, p.ID, again.ID, "the unanswered call and the retries made one payment")
 
 	require.NoError(t, e.sb.SetFaults(sandbox.Faults{Mode: sandbox.FaultNoResponse}))
-	_, err = e.client.GetPayment(ctx, p.ID)
+	_, err = e.impatient.GetPayment(ctx, p.ID)
 	require.ErrorIs(t, err, payment.ErrUnknown)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
 	"github.com/clubdev/club/internal/club/outbox"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/relay"
 	"github.com/clubdev/club/internal/store"
 	"github.com/clubdev/club/localcloud/testkit"
@@ -74,7 +75,7 @@ func subscribedQueue(t *testing.T, ctx context.Context, topicARN, filterPolicy s
 func receiveAll(t *testing.T, ctx context.Context, queueURL string, want int) []sqstypes.Message {
 	t.Helper()
 	var got []sqstypes.Message
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := patience.Deadline()
 	for len(got) < want && time.Now().Before(deadline) {
 		out, err := sqsClient.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,

@@ -28,7 +28,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.next.D
 // mend returns req with its body behind readOnlyBody: a shallow copy, as
 // WithContext makes, so that the caller's request is left as it was.
 func mend(req *http.Request) *http.Request {
-	if req.Body == nil || req.Body == http.NoBody {
+	if Unmended || req.Body == nil || req.Body == http.NoBody {
 		return req
 	}
 	r := *req

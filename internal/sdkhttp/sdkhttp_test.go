@@ -22,12 +22,13 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sdkhttp"
 )
 
-// patience bounds every wait of these tests; none is expected to take
-// more than milliseconds.
-const patience = 10 * time.Second
+// waitFor bounds every wait of these tests (internal/patience); none is
+// expected to take more than milliseconds.
+var waitFor = patience.Wait()
 
 // race puts the events that lose an answer in the order that loses it,
 // every time, instead of waiting for a loaded machine to do so:
@@ -62,8 +63,8 @@ func newRace() *race {
 func (r *race) wait(ch <-chan struct{}, what string) {
 	select {
 	case <-ch:
-	case <-time.After(patience):
-		r.holdFailed.Store(fmt.Errorf("waited %s for %s", patience, what))
+	case <-time.After(waitFor):
+		r.holdFailed.Store(fmt.Errorf("waited %s for %s", waitFor, what))
 	}
 }
 
@@ -172,7 +173,7 @@ func (r *race) afterTransport() func(*middleware.Stack) error {
 					if werr != nil {
 						r.wait(r.connClosed, "the write loop to close the connection after its failed write")
 					}
-				case <-time.After(patience):
+				case <-time.After(waitFor):
 					r.holdFailed.Store(errors.New("the transport never said it wrote the request"))
 				}
 				close(r.released)

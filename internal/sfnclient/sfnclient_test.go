@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	awssfn "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/club/purchase"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sfnclient"
 	"github.com/clubdev/club/localcloud/sfn"
 	"github.com/clubdev/club/localcloud/sfn/sfntest"
@@ -69,7 +69,7 @@ func TestCallbacks(t *testing.T) {
 
 	sm := svc.ListStateMachines(ctx)[0]
 	for _, name := range []string{"p-1", "p-2"} {
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, patience.Wait())
 		x, err := svc.WaitForCompletion(wctx, sm.ARN[:len(sm.ARN)-len("stateMachine:purchase")]+"execution:purchase:"+name)
 		cancel()
 		require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/testkit"
 )
 
@@ -83,6 +84,9 @@ func send(t *testing.T, queueURL, body string, attrs map[string]string) {
 func receive(t *testing.T, queueURL string, want int, within time.Duration) []types.Message {
 	t.Helper()
 	var got []types.Message
+	if within > 0 { // 0: one look
+		within = patience.Within(within)
+	}
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

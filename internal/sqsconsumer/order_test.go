@@ -12,6 +12,7 @@ import (
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sqsconsumer"
 	"github.com/clubdev/club/internal/sqsconsumer/sqsconsumertest"
 )
@@ -85,7 +86,7 @@ func TestConcurrencyIsBounded(t *testing.T) {
 				}
 				select { // the first handlers wait until the limit is reached
 				case <-full:
-				case <-time.After(5 * time.Second):
+				case <-time.After(patience.Wait()):
 					return errors.New("limit never reached")
 				}
 				mu.Lock()

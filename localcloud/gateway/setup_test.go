@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/gateway"
 	"github.com/clubdev/club/localcloud/invoke"
 	"github.com/clubdev/club/localcloud/issuer"
@@ -127,7 +128,7 @@ func setup(t *testing.T, configure ...func(*gateway.Config)) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, gw.StartListener(ln))
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), patience.Wait())
 		defer cancel()
 		require.NoError(t, gw.Shutdown(ctx))
 	})

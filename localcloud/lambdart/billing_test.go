@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // Each invocation a process runs adds its duration, rounded up to the
@@ -54,7 +56,7 @@ func TestStatsCountTheLogLinesAndTheirBytes(t *testing.T) {
 		log, err = os.ReadFile(filepath.Join(e.logDir, "logged.log"))
 		require.NoError(t, err)
 		return strings.Count(string(log), payload) == calls
-	}, 20*time.Second, 10*time.Millisecond, "the function's own lines are in the log")
+	}, patience.Wait(), 10*time.Millisecond, "the function's own lines are in the log")
 	st := e.stats(t, "logged")
 	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
 	require.Equal(t, calls, strings.Count(string(log), "\tBilled Duration: "), "REPORT says what was billed")

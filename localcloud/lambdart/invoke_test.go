@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/lambdart"
 )
 
@@ -201,7 +202,7 @@ func TestCrashFailsInvocationAndRestarts(t *testing.T) {
 			require.Eventually(t, func() bool {
 				st := e.stats(t, "crash")
 				return st.Crashes == crashes && st.Restarts == crashes && st.Idle == 1
-			}, 10*time.Second, 10*time.Millisecond, "the process is restarted")
+			}, patience.Wait(), 10*time.Millisecond, "the process is restarted")
 
 			after := decodePID(t, e.invoke(t, "crash", map[string]string{}))
 			require.NotEqual(t, before, after, "a new process serves the next invocation")
@@ -224,7 +225,7 @@ func TestCrashOnStartBacksOffAndFailsQueuedInvocations(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		return strings.Contains(e.logs.String(), "crashes on start (3 times in a row")
-	}, 10*time.Second, 10*time.Millisecond)
+	}, patience.Wait(), 10*time.Millisecond)
 	// Three failed starts with 100 ms and 200 ms between them: no tight loop.
 	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 	require.LessOrEqual(t, e.stats(t, "broken").Restarts, uint64(4))
@@ -241,7 +242,7 @@ func TestCrashOnStartBacksOffAndFailsQueuedInvocations(t *testing.T) {
 	}
 	require.Less(t, e.stats(t, "broken").Restarts-restarts, uint64(5), "the invocations did not wait for start attempts")
 
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond) // patience:exempt the caller's own timeout is what is tested
 	defer cancel()
 	err := e.rt.Ready(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -312,9 +313,9 @@ func TestCancelledCallerWithdrawsQueuedInvocation(t *testing.T) {
 		_, err := e.rt.Invoke(t.Context(), "single", []byte(`{"ms":1000}`))
 		busy <- err
 	}()
-	require.Eventually(t, func() bool { return e.stats(t, "single").Busy == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return e.stats(t, "single").Busy == 1 }, patience.Wait(), 5*time.Millisecond)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond) // patience:exempt the caller's own timeout is what is tested
 	defer cancel()
 	_, err := e.rt.Invoke(ctx, "single", []byte(`{"ms":0}`))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -356,11 +357,11 @@ func TestAsyncEventInvokeRetriesOnFailure(t *testing.T) {
 			// All attempts are counted once the last one has ended.
 			require.Eventually(t, func() bool {
 				return e.stats(t, "record").Invocations == before+uint64(tc.wantLines)
-			}, 10*time.Second, 10*time.Millisecond)
+			}, patience.Wait(), 10*time.Millisecond)
 			if tc.fail {
 				require.Eventually(t, func() bool {
 					return strings.Contains(e.logs.String(), "failed after 3 attempts")
-				}, 5*time.Second, 10*time.Millisecond, "no attempt after the last retry")
+				}, patience.Wait(), 10*time.Millisecond, "no attempt after the last retry")
 			}
 			data, err := os.ReadFile(file)
 			require.NoError(t, err)

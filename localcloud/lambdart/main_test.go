@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/invoke"
 	"github.com/clubdev/club/localcloud/lambdart"
 )
@@ -128,7 +129,7 @@ func setup(t *testing.T, opts setupOptions, fns ...lambdart.FunctionConfig) *env
 	}
 	require.NoError(t, e.rt.Start(t.Context()))
 	if !opts.skipReady {
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), patience.Wait())
 		defer cancel()
 		require.NoError(t, e.rt.Ready(ctx))
 	}
@@ -150,7 +151,7 @@ func (e *env) invoke(t *testing.T, function string, payload any) invoke.Result {
 	t.Helper()
 	body, err := json.Marshal(payload)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), patience.Wait())
 	defer cancel()
 	res, err := e.rt.Invoke(ctx, function, body)
 	require.NoError(t, err)

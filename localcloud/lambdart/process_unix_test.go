@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/lambdart"
 )
 
@@ -51,7 +52,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 		}
 		running <- err
 	}()
-	require.Eventually(t, func() bool { return e.stats(t, "sleeper").Busy == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return e.stats(t, "sleeper").Busy == 1 }, patience.Wait(), 5*time.Millisecond)
 
 	require.NoError(t, e.rt.Stop())
 
@@ -61,7 +62,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	}
 	// Children die by the group SIGKILL; init reaps them asynchronously.
 	for _, pid := range pids[3:] {
-		require.Eventually(t, func() bool { return processGone(pid) }, 5*time.Second, 10*time.Millisecond,
+		require.Eventually(t, func() bool { return processGone(pid) }, patience.Wait(), 10*time.Millisecond,
 			"child process %d survived Stop", pid)
 	}
 	for name, st := range e.rt.Stats() {
@@ -107,10 +108,10 @@ func TestTimeoutKillsAndRestartsProcess(t *testing.T) {
 	// not by the handler (e.invoke gives it 20 s at most).
 	require.GreaterOrEqual(t, elapsed, 500*time.Millisecond)
 
-	require.Eventually(t, func() bool { return processGone(pids[0]) }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return processGone(pids[0]) }, patience.Wait(), 10*time.Millisecond,
 		"the timed-out process is killed")
 	require.Eventually(t, func() bool { return !slices.Contains(e.stats(t, "slow").PIDs, pids[0]) },
-		5*time.Second, 10*time.Millisecond, "the killed process leaves the stats")
+		patience.Wait(), 10*time.Millisecond, "the killed process leaves the stats")
 
 	after := decodePID(t, e.invoke(t, "slow", map[string]int{"ms": 0}))
 	require.NotEqual(t, pids[0], after)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/sfn"
 )
 
@@ -38,7 +39,7 @@ func token(t *testing.T, f *fakeTask) string {
 	select {
 	case tok := <-f.tokens:
 		return tok
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("no task token was handed out")
 		return ""
 	}

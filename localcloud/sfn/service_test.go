@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/sfn"
 )
 
@@ -101,7 +102,7 @@ func TestStopExecutionAbortsTask(t *testing.T) {
 	require.Equal(t, sfn.StatusAborted, x.Status)
 	require.Equal(t, "Operator.Stop", x.Error)
 	require.Equal(t, "stopped by a test", x.Cause)
-	require.Eventually(t, cancelled.Load, 5*time.Second, time.Millisecond, "the handler's context is cancelled")
+	require.Eventually(t, cancelled.Load, patience.Wait(), time.Millisecond, "the handler's context is cancelled")
 	require.Equal(t, []string{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskStateAborted", "ExecutionAborted"},
 		e.EventTypes(arn))
 

@@ -16,6 +16,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 func client(url string) *sqs.Client {
@@ -97,7 +99,7 @@ func TestMessagesInFlightComeBackAfterTheirVisibilityTimeout(t *testing.T) {
 	require.Equal(t, "expired", aws.ToString(first.Messages[0].MessageAttributes["kind"].StringValue))
 
 	var kept *sqstypes.Message
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := patience.Deadline()
 	for kept == nil {
 		require.True(t, time.Now().Before(deadline), "the kept message never came back")
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10,

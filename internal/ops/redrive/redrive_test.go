@@ -16,6 +16,7 @@ import (
 
 	"github.com/clubdev/club/internal/ops/opstest"
 	"github.com/clubdev/club/internal/ops/redrive"
+	"github.com/clubdev/club/internal/patience"
 )
 
 func setup(t *testing.T) (*sqs.Client, opstest.Queues) {
@@ -255,7 +256,7 @@ func TestAFailedDeleteIsReportedAsAPossibleDuplicate(t *testing.T) {
 	require.ErrorContains(t, err, "they are in the source queue too")
 	require.Zero(t, res.Moved)
 	require.Len(t, peekBodies(t, c, q.Source), 2)
-	require.Eventually(t, func() bool { return len(peekBodies(t, c, q.DLQ)) == 2 }, 10*time.Second, 100*time.Millisecond,
+	require.Eventually(t, func() bool { return len(peekBodies(t, c, q.DLQ)) == 2 }, patience.Wait(), 100*time.Millisecond,
 		"the undeleted copies reappear in the DLQ when their hold ends")
 }
 

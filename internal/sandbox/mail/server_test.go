@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/clock"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sandbox/mail"
 )
 
@@ -320,7 +321,7 @@ func TestFaultSlowDelaysTheAnswer(t *testing.T) {
 	answered := make(chan reply, 1)
 	go func() { answered <- f.send(t, "k1", "ada@example.com", "Hi") }()
 
-	require.Eventually(t, func() bool { return f.clock.Waiters() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.clock.Waiters() == 1 }, patience.Wait(), time.Millisecond)
 	f.clock.Advance(1999 * time.Millisecond)
 	require.Never(t, func() bool { return len(answered) > 0 }, 50*time.Millisecond, 5*time.Millisecond)
 
@@ -328,7 +329,7 @@ func TestFaultSlowDelaysTheAnswer(t *testing.T) {
 	select {
 	case r := <-answered:
 		require.Equal(t, http.StatusAccepted, r.status)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("slow send did not answer after its latency")
 	}
 	require.Len(t, f.messages(t, ""), 1)
@@ -353,13 +354,13 @@ func TestFaultSlowClientGivingUpSendsNothing(t *testing.T) {
 		}
 		failed <- err
 	}()
-	require.Eventually(t, func() bool { return f.clock.Waiters() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.clock.Waiters() == 1 }, patience.Wait(), time.Millisecond)
 	cancel()
 	require.Error(t, <-failed)
 
 	select {
 	case <-f.served: // the handler has returned
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("handler did not notice the client leaving")
 	}
 	require.Empty(t, f.messages(t, ""))
@@ -503,9 +504,9 @@ func TestStartServesAndShutdownReleasesSlowSends(t *testing.T) {
 		}
 		close(answered)
 	}()
-	require.Eventually(t, func() bool { return clk.Waiters() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return clk.Waiters() == 1 }, patience.Wait(), time.Millisecond)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Wait())
 	defer cancel()
 	require.NoError(t, srv.Shutdown(ctx))
 	r, ok := <-answered

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/clock"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sandbox/payment"
 	"github.com/clubdev/club/internal/webhooksig"
 )
@@ -25,7 +26,8 @@ var (
 	secret = []byte("whsec_sandbox_test")
 )
 
-const waitFor = 5 * time.Second
+// waitFor bounds every real-time wait of these tests (internal/patience).
+var waitFor = patience.Wait()
 
 // receiver is the API's webhook endpoint as the sandbox sees it.
 type receiver struct {
@@ -310,7 +312,7 @@ func TestSettlingPaymentSendsSignedWebhook(t *testing.T) {
 			require.Len(t, f.srv.Events(), 1)
 			// The receiver has the POST before the sandbox has read its 2xx
 			// answer and counted the delivery: wait for the count.
-			require.Eventually(t, func() bool { return f.srv.Events()[0].Delivered == 1 }, 10*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return f.srv.Events()[0].Delivered == 1 }, waitFor, time.Millisecond,
 				"the delivery is counted once")
 		})
 	}

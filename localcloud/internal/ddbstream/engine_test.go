@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -15,6 +14,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/engine"
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
 	"github.com/clubdev/club/localcloud/internal/front"
@@ -144,7 +144,7 @@ func TestFollowEngineCopiesOnlyCommittedWrites(t *testing.T) {
 // returns them.
 func waitForRecords(t *testing.T, log *ddbstream.Log, arn string, n int) []ddbstream.Record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience.Wait())
 	defer cancel()
 	var out []ddbstream.Record
 	for len(out) < n {

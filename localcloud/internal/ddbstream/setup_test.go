@@ -25,6 +25,7 @@ import (
 	"github.com/sivchari/kumo"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
 )
 
@@ -150,7 +151,7 @@ func (e *env) createTable(tb testing.TB, viewType string, withSort bool) (name, 
 }
 
 func ctx(tb testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), patience.Wait())
 	tb.Cleanup(cancel)
 	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/invoke"
 )
 
@@ -123,7 +124,7 @@ func run(t *testing.T, runner interface{ Run(context.Context) error }) {
 		select {
 		case err := <-done:
 			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
+		case <-time.After(patience.Wait()):
 			t.Error("poller did not stop")
 		}
 	})
@@ -132,5 +133,5 @@ func run(t *testing.T, runner interface{ Run(context.Context) error }) {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	require.Eventually(t, cond, within, 5*time.Millisecond, what)
+	require.Eventually(t, cond, patience.Within(within), 5*time.Millisecond, what)
 }

@@ -247,7 +247,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r = withoutPresignParams(r)
 		}
 	}
-	f.answers.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
+	f.answers.serve(op, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.route(op, w, r) }), w, r)
 }
 
 // route hands a call to the part of the local cloud that answers it.

@@ -56,6 +56,7 @@ type answers struct {
 	log   *slog.Logger
 
 	recorded, replayed int64
+	replayedCalls      map[string]int64
 }
 
 type answer struct {
@@ -82,15 +83,19 @@ func memoryOf(ans *answer) int {
 }
 
 // RetryStats says how many answers the front kept and how many SDK retries
-// it answered with a kept answer.
+// it answered with a kept answer, and which calls those were ("sqs
+// SendMessageBatch": how many). A replay is an accommodation AWS does not
+// make — a retried call is carried out again there — so the suites that run
+// a whole stack fail when Replayed is not 0, naming the calls.
 type RetryStats struct {
-	Recorded int64 `json:"recorded"`
-	Replayed int64 `json:"replayed"`
+	Recorded int64            `json:"recorded"`
+	Replayed int64            `json:"replayed"`
+	Calls    map[string]int64 `json:"replayed_calls,omitempty"`
 }
 
 func newAnswers() *answers {
 	return &answers{byKey: map[string]*list.Element{}, order: list.New(), max: answersMaxBytes, now: time.Now,
-		log: slog.New(slog.DiscardHandler)}
+		log: slog.New(slog.DiscardHandler), replayedCalls: map[string]int64{}}
 }
 
 // callKey is the invocation id with what the call is: a retry repeats both.
@@ -113,7 +118,7 @@ func attempt(r *http.Request) int {
 
 // serve answers a retry of an answered call with its answer, and otherwise
 // lets next answer and keeps a successful answer.
-func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+func (a *answers) serve(op Op, next http.Handler, w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(invocationIDHeader)
 	if id == "" {
 		next.ServeHTTP(w, r)
@@ -121,7 +126,7 @@ func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Reques
 	}
 	key := callKey(r, id)
 	if attempt(r) > 1 {
-		if ans := a.lookup(key); ans != nil {
+		if ans := a.lookup(key, op); ans != nil {
 			a.log.Info("an SDK retried a call whose answer was lost on its way; the retry gets the first answer",
 				"call", r.Header.Get("X-Amz-Target"), "path", r.URL.Path, "attempt", attempt(r))
 			for k, v := range ans.header {
@@ -141,7 +146,7 @@ func (a *answers) serve(next http.Handler, w http.ResponseWriter, r *http.Reques
 	}
 }
 
-func (a *answers) lookup(key string) *answer {
+func (a *answers) lookup(key string, op Op) *answer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.expireLocked()
@@ -150,6 +155,7 @@ func (a *answers) lookup(key string) *answer {
 		return nil
 	}
 	a.replayed++
+	a.replayedCalls[op.Service+" "+op.Operation]++
 	return el.Value.(*answer)
 }
 
@@ -187,5 +193,9 @@ func (a *answers) removeLocked(el *list.Element) {
 func (a *answers) snapshot() RetryStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return RetryStats{Recorded: a.recorded, Replayed: a.replayed}
+	calls := make(map[string]int64, len(a.replayedCalls))
+	for k, v := range a.replayedCalls {
+		calls[k] = v
+	}
+	return RetryStats{Recorded: a.recorded, Replayed: a.replayed, Calls: calls}
 }

@@ -86,6 +86,7 @@ func TestRetriedSendIsNotSentTwice(t *testing.T) {
 	}
 	st := f.RetryStats()
 	require.EqualValues(t, 1, st.Replayed)
+	require.Equal(t, map[string]int64{"sqs SendMessageBatch": 1}, st.Calls, "the replayed call is named")
 }
 
 // A ReceiveMessage whose answer is lost is retried by the SDK; the retry
@@ -211,7 +212,7 @@ func TestKeptAnswersStayWithinTheirMemoryBound(t *testing.T) {
 	}
 	require.Equal(t, held, a.bytes, "the count is the sum of what the kept answers hold")
 	require.Len(t, a.byKey, 4, "four answers of about 4.4 kB each fit in 20 kB")
-	require.Nil(t, a.lookup("call-5"), "the oldest went first")
-	require.NotNil(t, a.lookup("call-9"))
+	require.Nil(t, a.lookup("call-5", Op{}), "the oldest went first")
+	require.NotNil(t, a.lookup("call-9", Op{}))
 	require.Greater(t, memoryOf(&answer{key: "k", body: make([]byte, 10, 4096)}), 4096)
 }

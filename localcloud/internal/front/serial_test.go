@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // engineCall sends one JSON-protocol call to h.
@@ -96,7 +98,7 @@ func TestSerialisedLongPollHoldsNobodyBack(t *testing.T) {
 		polled <- engineCall(s, "AmazonSQS.ReceiveMessage", `{"QueueUrl":"q","WaitTimeSeconds":20}`)
 	}()
 	// The send goes through while the poll waits, and wakes it.
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(waits) >= 2 }, 10*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(waits) >= 2 }, patience.Wait(), time.Millisecond,
 		"the long poll asks the engine again while it waits")
 	require.Equal(t, http.StatusOK, engineCall(s, "AmazonSQS.SendMessage", `{"QueueUrl":"q","MessageBody":"hello"}`).Code)
 	got := <-polled

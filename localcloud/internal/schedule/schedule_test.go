@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/clock"
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/invoke"
 )
 
@@ -70,7 +71,7 @@ func runInBackground(t *testing.T, r *Runner) {
 		select {
 		case err := <-done:
 			require.NoError(t, err)
-		case <-time.After(5 * time.Second):
+		case <-time.After(patience.Wait()):
 			t.Error("Run did not stop")
 		}
 	})
@@ -78,7 +79,7 @@ func runInBackground(t *testing.T, r *Runner) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	require.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
+	require.Eventually(t, cond, patience.Wait(), time.Millisecond, what)
 }
 
 func TestRunFiresOnSchedule(t *testing.T) {
@@ -296,7 +297,7 @@ func TestRunStopsRetryingOnCancel(t *testing.T) {
 	select {
 	case err := <-done:
 		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("Run did not stop")
 	}
 	require.Equal(t, 1, fn.count())

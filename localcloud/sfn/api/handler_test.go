@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/sfn"
 	"github.com/clubdev/club/localcloud/sfn/sfntest"
 )
@@ -52,7 +53,7 @@ func (f *fixture) token(t *testing.T) string {
 	select {
 	case tok := <-f.tokens:
 		return tok
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("no task token")
 		return ""
 	}
@@ -66,7 +67,7 @@ func (f *fixture) waitStatus(t *testing.T, arn string) *awssfn.DescribeExecution
 		out, err = f.client.DescribeExecution(context.Background(), &awssfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 		require.NoError(t, err)
 		return out.Status != types.ExecutionStatusRunning
-	}, 5*time.Second, time.Millisecond)
+	}, patience.Wait(), time.Millisecond)
 	return out
 }
 

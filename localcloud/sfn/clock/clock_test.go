@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/localcloud/sfn/clock"
 )
 
@@ -67,7 +68,7 @@ func TestAutoAdvanceWaitsForHolds(t *testing.T) {
 	select {
 	case at := <-fired:
 		require.Equal(t, start.Add(15*time.Minute), at)
-	case <-time.After(5 * time.Second):
+	case <-time.After(patience.Wait()):
 		t.Fatal("time did not move once idle")
 	}
 }
@@ -77,7 +78,7 @@ func TestWaitIdle(t *testing.T) {
 	v := clock.NewVirtual(start)
 	require.NoError(t, v.WaitIdle(context.Background()))
 	v.Hold()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond) // patience:exempt a context that ends before the clock is idle is what is tested
 	defer cancel()
 	require.ErrorIs(t, v.WaitIdle(ctx), context.DeadlineExceeded)
 	go v.Release()
