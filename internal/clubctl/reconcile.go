@@ -43,7 +43,9 @@ next step in words:
                         (or "stuck: no execution polling" once older than the
                         saga's backoff limit)
   needs_reconciliation  provider says succeeded: payment taken: grant access or
-                        refund with key refund-<id>
+                        refund with key refund-<id>-1 (after a refund the
+                        provider failed: refund again with the next key,
+                        refund-<id>-<n+1>)
                         failed or pending: release the hold: no money moved
                         unknown: ask the provider with key pay-<id>
                         then decide with 'clubctl reconcile resolve'

@@ -304,8 +304,9 @@ type RefundState struct {
 	RefundStatus ProviderStatus `json:"refund_status"`
 }
 
-// Refund asks the provider to refund the payment under the purchase's
-// stable refund key and records the refund; if the provider says it
+// Refund asks the provider to refund the payment under the key of the
+// purchase's current refund attempt (recorded with the refund intent,
+// before this call) and records the refund; if the provider says it
 // succeeded already, the purchase is refunded. Calling it again asks again
 // with the same key and gets the same refund: a crash after the provider
 // accepted it still makes exactly one refund. Errors: ErrRefundUnknown and
@@ -321,6 +322,9 @@ func (s *Steps) Refund(ctx context.Context, id string) (RefundState, error) {
 	case StatusRefundPending:
 	default:
 		return RefundState{}, fmt.Errorf("refund %s: purchase is %s: %w", id, p.Status(), ErrStaleStep)
+	}
+	if p.RefundKey() == "" {
+		return RefundState{}, fmt.Errorf("refund %s: no refund attempt recorded: %w", id, ErrStaleStep)
 	}
 	rf, err := s.payments.CreateRefund(ctx, p.RefundKey(), p.PaymentID())
 	if err != nil {
@@ -366,7 +370,8 @@ func (s *Steps) CheckRefund(ctx context.Context, id string) error {
 	case ProviderSucceeded:
 		return nil
 	case ProviderFailed:
-		return fmt.Errorf("check refund %s: refund %s: %w", id, stored.RefundID(), ErrRefundFailed)
+		return fmt.Errorf("check refund %s: refund %s (key %s): %w; clubctl reconcile resolve --action refund asks again under a new key",
+			id, stored.RefundID(), stored.RefundKey(), ErrRefundFailed)
 	default:
 		return fmt.Errorf("check refund %s: refund %s: %w", id, stored.RefundID(), ErrRefundPending)
 	}

@@ -284,6 +284,8 @@ type fakeProvider struct {
 	refundErr error
 	refund    payment.Refund
 	calls     int
+	// refundKeys are the idempotency keys of the refund requests, in order.
+	refundKeys []string
 }
 
 func (f *fakeProvider) CreatePayment(context.Context, string, payment.CreatePaymentRequest) (payment.Payment, error) {
@@ -296,8 +298,9 @@ func (f *fakeProvider) GetPayment(context.Context, string) (payment.Payment, err
 	return f.pay, f.payErr
 }
 
-func (f *fakeProvider) CreateRefund(context.Context, string, string) (payment.Refund, error) {
+func (f *fakeProvider) CreateRefund(_ context.Context, key, _ string) (payment.Refund, error) {
 	f.calls++
+	f.refundKeys = append(f.refundKeys, key)
 	return f.refund, f.refundErr
 }
 

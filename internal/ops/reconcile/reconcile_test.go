@@ -44,7 +44,7 @@ func TestAssessNextSteps(t *testing.T) {
 		{reconciletest.CheckingRecent, "pending", "the saga polls the provider; next check by " +
 			w.Since[reconciletest.CheckingRecent].Add(70*time.Second).UTC().Format(time.RFC3339), purchase.StatusCheckingPayment},
 		{reconciletest.Succeeded, "succeeded", "payment taken: grant access or refund with key refund-" +
-			w.IDs[reconciletest.Succeeded] + " (docs/purchase-saga.md)", purchase.StatusNeedsReconciliation},
+			w.IDs[reconciletest.Succeeded] + "-1 (docs/purchase-saga.md)", purchase.StatusNeedsReconciliation},
 		{reconciletest.Failed, "failed", "release the hold: no money moved", purchase.StatusNeedsReconciliation},
 		{reconciletest.Pending, "pending", "release the hold: no money moved", purchase.StatusNeedsReconciliation},
 		{reconciletest.NoPayment, reconcile.ProviderNotAsked, "ask the provider with key pay-" +

@@ -75,7 +75,7 @@ func AssessRefunds(ctx context.Context, rows []Row, executions Executions, now t
 		case status != "RUNNING":
 			it.Stuck = true
 			it.NextStep = fmt.Sprintf("stuck: refund execution %s ended %s but the purchase is still refund_pending: ask the provider for refund %s, then clubctl reconcile resolve",
-				name, status, purchase.RefundKey(r.PurchaseID))
+				name, status, r.RefundKey)
 		case now.Sub(started) > RefundStuckAfter:
 			it.Stuck = true
 			it.NextStep = fmt.Sprintf("stuck: refund execution %s has run since %s, past the saga's refund bounds (%s)",
