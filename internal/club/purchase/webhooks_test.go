@@ -286,10 +286,13 @@ type fakeProvider struct {
 	calls     int
 	// refundKeys are the idempotency keys of the refund requests, in order.
 	refundKeys []string
+	// payDeadline is the deadline of the last payment request's context.
+	payDeadline time.Time
 }
 
-func (f *fakeProvider) CreatePayment(context.Context, string, payment.CreatePaymentRequest) (payment.Payment, error) {
+func (f *fakeProvider) CreatePayment(ctx context.Context, _ string, _ payment.CreatePaymentRequest) (payment.Payment, error) {
 	f.calls++
+	f.payDeadline, _ = ctx.Deadline()
 	return f.pay, f.payErr
 }
 
