@@ -222,7 +222,8 @@ func TestFailedRefundIsRefundedOnAPersonsDecision(t *testing.T) {
 	for _, failures := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d failed", failures), func(t *testing.T) {
 			setPaymentFaults(t, map[string]any{"mode": "hold_refunds"}) // refunds wait for the test to settle them
-			intensiveID := newIntensive(t, 1, 10) // the saga must ask for the payment before the cutoff, 9 s in
+			// A 10 s hold: the saga asks for the payment before its 9 s cutoff.
+			intensiveID := newIntensive(t, 1, 10)
 			student := newUser(t, "student")
 			purchaseID, paymentID := startPurchase(t, student, intensiveID)
 			awaitPurchase(t, student, purchaseID, "expired", patience.Deadline())
