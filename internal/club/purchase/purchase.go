@@ -415,6 +415,8 @@ func (p *Purchase) RecordRefund(refundID string, status ProviderStatus) error {
 	if refundID == "" {
 		return fmt.Errorf("purchase %s: empty refund id", p.id)
 	}
+	// A copy of a Purchase shares the attempts: change this one's only.
+	p.refunds = slices.Clone(p.refunds)
 	i := slices.IndexFunc(p.refunds, func(a RefundAttempt) bool { return a.RefundID == refundID })
 	if i < 0 {
 		i = len(p.refunds) - 1

@@ -145,3 +145,16 @@ func TestRefundNotificationsLandOnTheirOwnAttempt(t *testing.T) {
 	require.NoError(t, err, "a late Refund step finds the purchase refunded")
 	require.Len(t, s.provider.refundKeys, 1, "and asks the provider nothing")
 }
+
+// A copy of a purchase is a value: recording a refund on one changes
+// nothing on the other.
+func TestRecordRefundChangesOnlyItsOwnCopy(t *testing.T) {
+	t.Parallel()
+	s := setupSteps(t)
+	p := s.refundFailed()
+	p = s.resolveRefund(p.ID())
+	copied := p
+	require.NoError(t, copied.RecordRefund("re_2", purchase.ProviderPending))
+	require.Empty(t, p.RefundID(), "the original is unchanged")
+	require.Equal(t, "re_2", copied.RefundID())
+}
