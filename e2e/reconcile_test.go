@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -16,6 +19,8 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // The operator's side of the saga: clubctl, built from this module, run
@@ -205,4 +210,96 @@ func TestReconcileResolveEveryAction(t *testing.T) {
 	require.Equal(t, "confirmed", getPurchase(t, students[3], ids[3]).status())
 	require.Empty(t, refundsOf(t, payments[0]))
 	require.Empty(t, refundsOf(t, payments[1]))
+}
+
+// TestFailedRefundIsRefundedOnAPersonsDecision (issue 34): the provider
+// fails a late payment's refund (once, then twice in a row). Each failure
+// leaves the purchase in needs_reconciliation, listed with the next step;
+// clubctl reconcile resolve --action refund asks the provider again under
+// the next key, until the money is back: refunded, exactly one succeeded
+// refund at the provider, every attempt on the purchase, seats unchanged.
+func TestFailedRefundIsRefundedOnAPersonsDecision(t *testing.T) {
+	for _, failures := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d failed", failures), func(t *testing.T) {
+			setPaymentFaults(t, map[string]any{"mode": "hold_refunds"}) // refunds wait for the test to settle them
+			// A 10 s hold: the saga asks for the payment before its 9 s cutoff.
+			intensiveID := newIntensive(t, 1, 10)
+			student := newUser(t, "student")
+			purchaseID, paymentID := startPurchase(t, student, intensiveID)
+			awaitPurchase(t, student, purchaseID, "expired", patience.Deadline())
+			seats := seatsNow(t, student, intensiveID)
+			require.Equal(t, [3]int{0, 0, 1}, seats, "the hold expired: the seat is free")
+			settlePayment(t, paymentID, "succeed") // late: the webhook records the refund intent
+
+			for n := 1; n <= failures+1; n++ {
+				if n == failures+1 {
+					// The provider recovers: the last refund succeeds by itself.
+					sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
+				}
+				if n > 1 {
+					code, stdout, stderr := clubctl(t, "reconcile", "resolve", purchaseID, "--action", "refund",
+						"--reason", fmt.Sprintf("refund %d failed at the provider, ticket 34", n-1), "--by", "ops-ann", "--json")
+					require.Equal(t, 0, code, stderr)
+					var res struct {
+						Status          string `json:"status"`
+						RefundExecution string `json:"refund_execution"`
+						RefundKey       string `json:"refund_key"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+					require.Equal(t, "refund_pending", res.Status)
+					require.Equal(t, fmt.Sprintf("%s-refund-%d", purchaseID, n), res.RefundExecution)
+					require.Equal(t, fmt.Sprintf("refund-%s-%d", purchaseID, n), res.RefundKey, "a new key for a new attempt")
+				}
+				if n == failures+1 {
+					break
+				}
+				var refundID string
+				eventually(t, patience.Wait(), fmt.Sprintf("refund %d at the provider", n), func() bool {
+					refunds := refundsOf(t, paymentID)
+					if len(refunds) < n {
+						return false
+					}
+					refundID, _ = refunds[n-1]["refund_id"].(string)
+					return true
+				})
+				sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/refunds/"+url.PathEscape(refundID)+"/fail", nil)
+				eventually(t, patience.Wait(), "the failed refund handed to a person", func() bool {
+					return storedPurchaseOf(t, purchaseID).Status == "needs_reconciliation"
+				})
+				code, stdout, stderr := clubctl(t, "reconcile", "--status", "needs_reconciliation", "--json")
+				require.Equal(t, 0, code, stderr)
+				require.Contains(t, stdout, fmt.Sprintf("refund %s (key refund-%s-%d) failed at the provider: refund again, with key refund-%s-%d",
+					refundID, purchaseID, n, purchaseID, n+1), "the listing says what to do")
+				// Release and confirm are refused: the seat went back when the refund began.
+				for _, action := range []string{"release", "confirm"} {
+					code, _, stderr = clubctl(t, "reconcile", "resolve", purchaseID, "--action", action, "--reason", "wrong", "--by", "ops-ann", "--force")
+					require.Equal(t, 3, code, stderr)
+				}
+			}
+
+			p := awaitPurchase(t, student, purchaseID, "refunded", patience.Deadline())
+			refunds := refundsOf(t, paymentID)
+			require.Len(t, refunds, failures+1, "one refund per attempt")
+			succeeded := 0
+			for i, r := range refunds {
+				if r["status"] == "succeeded" {
+					succeeded++
+					require.Equal(t, failures, i, "the last one")
+				}
+			}
+			require.Equal(t, 1, succeeded, "exactly one refund succeeded at the provider")
+			attempts, _ := p.body["refunds"].([]any)
+			require.Len(t, attempts, failures+1, "the student sees every attempt: %s", p.raw)
+			for i, a := range attempts {
+				want := "failed"
+				if i == failures {
+					want = "succeeded"
+				}
+				require.Equal(t, want, a.(map[string]any)["status"], string(p.raw))
+				require.Equal(t, refunds[i]["refund_id"], a.(map[string]any)["refund_id"])
+			}
+			require.Equal(t, seats, seatsNow(t, student, intensiveID), "seats unchanged")
+			require.Equal(t, "SUCCEEDED", executionStatus(t, fmt.Sprintf("%s-refund-%d", purchaseID, failures+1)))
+		})
+	}
 }

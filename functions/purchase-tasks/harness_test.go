@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +160,7 @@ func setup(t *testing.T) *env {
 	sbSrv = httptest.NewServer(e.sb)
 	client, err := payment.New(payment.Config{BaseURL: sbSrv.URL, Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
-	e.provider = &provider{PaymentProvider: client}
+	e.provider = &provider{PaymentProvider: client, now: e.clk.Now}
 
 	sfnClient, err := sfnclient.New(e.steps.Client(), e.machine)
 	require.NoError(t, err)
@@ -309,12 +310,30 @@ func (e *env) outcomes(eventType string) []purchase.WebhookOutcome {
 // around them.
 type provider struct {
 	purchase.PaymentProvider
+	now          func() time.Time
 	getPayment   atomic.Int64
 	createRefund atomic.Int64
+	mu           sync.Mutex
+	// paymentRequests are the virtual times of the payment requests sent.
+	paymentRequests []time.Time
 	// beforeRefund and afterRefund, if set, run around each CreateRefund
 	// with its 1-based attempt number.
 	beforeRefund func(attempt int64)
 	afterRefund  func(attempt int64, err error)
+}
+
+func (p *provider) CreatePayment(ctx context.Context, key string, req purchase.PaymentRequest) (purchase.ProviderPayment, error) {
+	p.mu.Lock()
+	p.paymentRequests = append(p.paymentRequests, p.now())
+	p.mu.Unlock()
+	return p.PaymentProvider.CreatePayment(ctx, key, req)
+}
+
+// sentPaymentRequests returns the virtual times of the payment requests sent.
+func (p *provider) sentPaymentRequests() []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.paymentRequests)
 }
 
 func (p *provider) GetPayment(ctx context.Context, id string) (payment.Payment, error) {

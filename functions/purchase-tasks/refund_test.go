@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/payment"
 	sandbox "github.com/clubdev/club/internal/sandbox/payment"
@@ -235,6 +236,67 @@ func TestSagaCrashAfterRefundAccepted(t *testing.T) {
 		}
 	}
 	require.True(t, crashed, "the crash was a failed invocation, retried")
+}
+
+// Issue 34: the provider fails a late payment's refund, then the refund a
+// person asks for again. Each attempt asks under its own key (a provider
+// replays a reused key's first answer, so the same key could never succeed);
+// the purchase waits in needs_reconciliation after each failure, and the
+// third attempt gets the money back: three refunds at the provider, exactly
+// one succeeded, seats unchanged.
+func TestSagaFailedRefundsAreAskedForAgainUnderNewKeys(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := e.intensive(1)
+	late := e.expired(in.ID(), "student-1")
+	before := e.seats(in.ID())
+	e.provider.afterRefund = func(attempt int64, err error) {
+		if err != nil || attempt > 2 {
+			return
+		}
+		rfs := e.sb.Refunds(late.PaymentID())
+		if _, err := e.sb.SettleRefund(rfs[len(rfs)-1].RefundID, sandbox.StatusFailed); err != nil {
+			panic(err) // runs in the function: the saga would see a crash, and the test its result
+		}
+	}
+	e.latePayment(late)
+
+	for n := 1; n <= 3; n++ {
+		name := purchase.RefundRequestExecutionName(events.RefundRequested{PurchaseID: late.ID(), Attempt: n})
+		e.autoAdvance()
+		x := e.finish(e.executionARN(name))
+		e.stopAuto()
+		got := e.purchase(late.ID())
+		require.Equal(t, purchase.RefundKey(late.ID(), n), got.RefundKey())
+		if n == 3 {
+			require.Equal(t, sfn.StatusSucceeded, x.Status, x.Error+" "+x.Cause)
+			require.Equal(t, purchase.StatusRefunded, got.Status())
+			break
+		}
+		require.Equal(t, sfn.StatusFailed, x.Status, "refund %d failed: the execution hands over", n)
+		require.Equal(t, purchase.StatusNeedsReconciliation, got.Status())
+		require.Contains(t, got.Note(), "RefundFailed")
+		_, err := e.store.Purchases.Update(e.ctx, late.ID(), func(p *purchase.Purchase) error {
+			return p.Resolve(purchase.Resolution{Action: purchase.ActionRefund, By: "ops-ann", Reason: "refund failed, ticket 34"}, e.clk.Now())
+		})
+		require.NoError(t, err, "a person's refund")
+		require.Equal(t, n+1, e.relayRefunds(late.ID()), "a refund.requested row per intent")
+	}
+
+	var keys, outcomes []string
+	for _, a := range e.purchase(late.ID()).Refunds() {
+		keys = append(keys, a.Key)
+		outcomes = append(outcomes, string(a.Status))
+	}
+	require.Equal(t, []string{purchase.RefundKey(late.ID(), 1), purchase.RefundKey(late.ID(), 2), purchase.RefundKey(late.ID(), 3)}, keys)
+	require.Equal(t, []string{"failed", "failed", "succeeded"}, outcomes, "every attempt's outcome is kept")
+	var atProvider []sandbox.Status
+	for _, rf := range e.sb.Refunds(late.PaymentID()) {
+		atProvider = append(atProvider, rf.Status)
+	}
+	require.Equal(t, []sandbox.Status{sandbox.StatusFailed, sandbox.StatusFailed, sandbox.StatusSucceeded}, atProvider,
+		"exactly one refund succeeded at the provider")
+	require.Equal(t, before, e.seats(in.ID()), "seats unchanged")
 }
 
 // Exercise 2: an old handler re-run (a step invoked again after the saga

@@ -320,6 +320,11 @@ func TestSagaProviderNeverAnswersExpiresAtTheCutoff(t *testing.T) {
 	asked := e.stepInvocations(StepRequestPayment)
 	require.Greater(t, asked, 20)
 	require.Less(t, asked, 60)
+	sent := e.provider.sentPaymentRequests()
+	require.NotEmpty(t, sent)
+	last := sent[len(sent)-1]
+	require.True(t, last.Before(got.PaymentRequestCutoff()), "no request at or past the cutoff: the last at %s", last)
+	require.Greater(t, last, got.PaymentRequestCutoff().Add(-31*time.Second), "asked until the cutoff, not long before")
 
 	pays := e.sb.Payments(p.ID())
 	require.Len(t, pays, 1, "the silent provider made one payment for every request")

@@ -96,6 +96,7 @@ type purchaseDocument struct {
 	HoldExpiresAt time.Time        `json:"hold_expires_at"`
 	Payment       *paymentDocument `json:"payment,omitempty"`
 	Refund        *refundDocument  `json:"refund,omitempty"`
+	Refunds       []refundAttempt  `json:"refunds,omitempty"`
 	History       []historyEntry   `json:"history"`
 }
 
@@ -108,6 +109,13 @@ type paymentDocument struct {
 type refundDocument struct {
 	RefundID string                  `json:"refund_id"`
 	Status   purchase.ProviderStatus `json:"status"`
+}
+
+type refundAttempt struct {
+	Attempt     int                     `json:"attempt"`
+	RequestedAt time.Time               `json:"requested_at"`
+	RefundID    string                  `json:"refund_id,omitempty"`
+	Status      purchase.ProviderStatus `json:"status,omitempty"`
 }
 
 type historyEntry struct {
@@ -127,6 +135,9 @@ func renderPurchase(p purchase.Purchase) purchaseDocument {
 	}
 	if p.RefundID() != "" {
 		doc.Refund = &refundDocument{RefundID: p.RefundID(), Status: p.RefundStatus()}
+	}
+	for i, r := range p.Refunds() {
+		doc.Refunds = append(doc.Refunds, refundAttempt{Attempt: i + 1, RequestedAt: r.RequestedAt.UTC(), RefundID: r.RefundID, Status: r.Status})
 	}
 	for _, e := range p.History() {
 		doc.History = append(doc.History, historyEntry{Status: e.Status, At: e.At.UTC()})

@@ -312,6 +312,11 @@ func TestLatePaymentWebhook(t *testing.T) {
 	got = f.do("GET", "/purchases/"+pid, student, "")
 	require.Equal(t, "refunded", got.str("status"))
 	require.Equal(t, map[string]any{"refund_id": "rf-1", "status": "succeeded"}, got.doc["refund"])
+	attempts, _ := got.doc["refunds"].([]any)
+	require.Len(t, attempts, 1, "every refund attempt, with its outcome")
+	attempt := attempts[0].(map[string]any)
+	require.Equal(t, []any{1.0, "rf-1", "succeeded"}, []any{attempt["attempt"], attempt["refund_id"], attempt["status"]})
+	require.NotEmpty(t, attempt["requested_at"])
 	var statuses []string
 	for _, h := range got.doc["history"].([]any) {
 		statuses = append(statuses, h.(map[string]any)["status"].(string))

@@ -34,7 +34,7 @@ func newReconcileCommand(g *Globals) *cobra.Command {
 		Use:   "reconcile [--status checking_payment|needs_reconciliation|refund_pending] [--older-than D]",
 		Short: "Purchases a person must look at, what the provider says, and the next step",
 		Long: `reconcile lists the purchases in checking_payment and needs_reconciliation, and
-those in refund_pending whose refund execution is missing or stuck, oldest first: purchase, intensive, student, status, how long it has been in that status
+those in refund_pending whose refund execution is missing or stuck or whose refund failed, oldest first: purchase, intensive, student, status, how long it has been in that status
 (from the purchase's history), its payment id, what the payment provider says of
 that payment now (GET /v1/payments/{id} at the stack file's payment_url), and the
 next step in words:
@@ -43,14 +43,18 @@ next step in words:
                         (or "stuck: no execution polling" once older than the
                         saga's backoff limit)
   needs_reconciliation  provider says succeeded: payment taken: grant access or
-                        refund with key refund-<id>
+                        refund with key refund-<id>-1 (after a refund the
+                        provider failed: refund again with the next key,
+                        refund-<id>-<n+1>)
                         failed or pending: release the hold: no money moved
                         unknown: ask the provider with key pay-<id>
                         then decide with 'clubctl reconcile resolve'
   refund_pending        only when no execution refunds it: "missing" (no
                         <id>-refund execution five minutes after the intent: the
                         relay and the sweeper start it from the outbox) or
-                        "stuck" (it ended, or ran past the saga's refund bounds)
+                        "stuck" (it ended, or ran past the saga's refund bounds);
+                        or when the provider failed the refund (the execution
+                        hands it over at its next check: then refund again)
 
 A provider that does not answer (or a stack file without payment_url) is shown as
 "provider unreachable"; the listing never fails for it. reconcile only reads: it

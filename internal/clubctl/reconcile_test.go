@@ -54,7 +54,7 @@ func TestReconcileJSON(t *testing.T) {
 	}
 	require.Len(t, steps, 6)
 	require.NotContains(t, steps, w.IDs[reconciletest.Confirmed])
-	require.Equal(t, "payment taken: grant access or refund with key refund-"+w.IDs[reconciletest.Succeeded]+" (docs/purchase-saga.md)", steps[w.IDs[reconciletest.Succeeded]])
+	require.Equal(t, "payment taken: grant access or refund with key refund-"+w.IDs[reconciletest.Succeeded]+"-1 (docs/purchase-saga.md)", steps[w.IDs[reconciletest.Succeeded]])
 	require.Equal(t, "succeeded", providers[w.IDs[reconciletest.Succeeded]])
 	require.Equal(t, "release the hold: no money moved", steps[w.IDs[reconciletest.Failed]])
 	require.Equal(t, "release the hold: no money moved", steps[w.IDs[reconciletest.Pending]])

@@ -131,6 +131,7 @@ func runResolve(cmd *cobra.Command, g *Globals, purchaseID string, o resolveOpti
 		if rr, err := env.RefundRequested(); err == nil {
 			out.RefundExecution = purchase.RefundRequestExecutionName(rr)
 			out.RefundEvent = env.EventID
+			out.RefundKey = p.RefundKey()
 		}
 	}
 	if g.JSON {
@@ -160,6 +161,9 @@ type resolveOutput struct {
 	// starts from the refund.requested row.
 	RefundExecution string `json:"refund_execution,omitempty"`
 	RefundEvent     string `json:"refund_event_id,omitempty"`
+	// RefundKey: the idempotency key the refund is asked for with (a new
+	// one after a refund the provider failed).
+	RefundKey string `json:"refund_key,omitempty"`
 }
 
 func printResolve(w io.Writer, o resolveOutput) error {
@@ -171,8 +175,8 @@ func printResolve(w io.Writer, o resolveOutput) error {
 	fmt.Fprintf(&b, ": %s)\n", o.Reason)
 	fmt.Fprintf(&b, "Seats of the intensive: %d free, %d held, %d taken\n", o.Seats.Free, o.Seats.Held, o.Seats.Taken)
 	if o.RefundExecution != "" {
-		fmt.Fprintf(&b, "The relay starts the refund execution %s from outbox event %s; the purchase becomes refunded when the provider confirms.\n",
-			o.RefundExecution, o.RefundEvent)
+		fmt.Fprintf(&b, "The relay starts the refund execution %s from outbox event %s; it asks the provider with key %s, and the purchase becomes refunded when the provider confirms.\n",
+			o.RefundExecution, o.RefundEvent, o.RefundKey)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -41,6 +41,20 @@
 // Queue policies may let a service principal send only under an
 // aws:SourceArn condition, and never open a queue to "*".
 //
+// # Item-scoped writes ([ItemScopedWrites])
+//
+// A function that writes only some items of a shared table (the outbox
+// sweeper, its lease in the club table) is named with those items'
+// partition keys; every statement that lets it write the table must carry
+// a ForAllValues:StringEquals dynamodb:LeadingKeys condition naming only
+// them.
+//
+// # Key policies ([KeyPolicies])
+//
+// On the transformed template: no KMS key policy statement is open to
+// "*", and one that lets an AWS service use the key needs an
+// aws:SourceAccount or aws:SourceArn condition (the confused deputy).
+//
 // # The roles AWS creates ([Transform], [GeneratedRoles])
 //
 // The checks above read the SAM template; SAM adds to it. [Transform] runs

@@ -255,6 +255,39 @@ func principals(st *template.Stack, ix index) []principal {
 	return out
 }
 
+func rolesByARN(st *template.Stack) map[string]template.Role {
+	roles := map[string]template.Role{}
+	for _, r := range st.Roles {
+		roles[r.ARN] = r
+	}
+	return roles
+}
+
+// policyStatements are the statements of a principal's Policies and, if it
+// has an explicit role, of that role's inline policies, with what cannot be
+// checked.
+func policyStatements(p principal, roles map[string]template.Role) ([]statement, []string) {
+	stmts, problems := statements(p.policies)
+	if p.role == "" {
+		return stmts, problems
+	}
+	role, ok := roles[p.role]
+	if !ok {
+		problems = append(problems, fmt.Sprintf("Role %q is not a role of this stack: it cannot be checked", p.role))
+	}
+	for _, arn := range role.ManagedPolicyARNs {
+		if !slices.Contains(nonDataManagedPolicies, arn) {
+			problems = append(problems, fmt.Sprintf("role %s: managed policy %q cannot be checked: write its statements inline", role.Source, arn))
+		}
+	}
+	for _, pol := range role.Policies {
+		more, pp := statements(pol.PolicyDocument)
+		stmts = append(stmts, more...)
+		problems = append(problems, pp...)
+	}
+	return stmts, problems
+}
+
 // LeastPrivilege checks every function's and state machine's policy, and
 // every queue policy, as the package documentation describes.
 func LeastPrivilege(st *template.Stack) []Finding {
@@ -263,28 +296,9 @@ func LeastPrivilege(st *template.Stack) []Finding {
 	report := func(id, format string, args ...any) {
 		out = append(out, Finding{Resource: id, Problem: fmt.Sprintf(format, args...)})
 	}
-	roles := map[string]template.Role{}
-	for _, r := range st.Roles {
-		roles[r.ARN] = r
-	}
+	roles := rolesByARN(st)
 	for _, p := range principals(st, ix) {
-		stmts, problems := statements(p.policies)
-		if p.role != "" {
-			role, ok := roles[p.role]
-			if !ok {
-				report(p.source, "Role %q is not a role of this stack: it cannot be checked", p.role)
-			}
-			for _, arn := range role.ManagedPolicyARNs {
-				if !slices.Contains(nonDataManagedPolicies, arn) {
-					report(p.source, "role %s: managed policy %q cannot be checked: write its statements inline", role.Source, arn)
-				}
-			}
-			for _, pol := range role.Policies {
-				more, pp := statements(pol.PolicyDocument)
-				stmts = append(stmts, more...)
-				problems = append(problems, pp...)
-			}
-		}
+		stmts, problems := policyStatements(p, roles)
 		for _, pr := range problems {
 			report(p.source, "%s", pr)
 		}
@@ -374,32 +388,38 @@ func decryptsOnlyThroughService(st *template.Stack, s statement, r string) bool 
 	if !ok || partition == "" || keys != "kms:"+st.Region+":"+st.AccountID+":key/*" {
 		return false
 	}
-	var cond map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(s.Condition, &cond); err != nil {
+	via, ok := conditionValues(s.Condition, "StringEquals", "kms:ViaService")
+	if !ok || len(via) == 0 {
 		return false
 	}
-	for op, keys := range cond {
-		if op != "StringEquals" {
-			continue
-		}
-		for key, raw := range keys {
-			if !strings.EqualFold(key, "kms:ViaService") {
-				continue
-			}
-			var via stringList
-			if err := json.Unmarshal(raw, &via); err != nil || len(via) == 0 {
-				return false
-			}
-			for _, v := range via {
-				svc, ok := strings.CutSuffix(v, "."+st.Region+".amazonaws.com")
-				if !ok || !slices.Contains(keyDecryptServices, svc) {
-					return false
-				}
-			}
-			return true
+	for _, v := range via {
+		svc, ok := strings.CutSuffix(v, "."+st.Region+".amazonaws.com")
+		if !ok || !slices.Contains(keyDecryptServices, svc) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// conditionValues returns the values a statement's Condition gives key
+// (compared case-insensitively, as IAM does) under the operator op, and
+// whether it gives any: false too for an unreadable condition.
+func conditionValues(raw json.RawMessage, op, key string) (stringList, bool) {
+	var cond map[string]map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &cond) != nil {
+		return nil, false
+	}
+	for k, v := range cond[op] {
+		if !strings.EqualFold(k, key) {
+			continue
+		}
+		var values stringList
+		if err := json.Unmarshal(v, &values); err != nil {
+			return nil, false
+		}
+		return values, true
+	}
+	return nil, false
 }
 
 func allUnscopable(actions []string) bool {

@@ -31,15 +31,26 @@ type purchaseItem struct {
 	PaymentID     string `dynamodbav:"payment_id,omitempty"`
 	CheckoutURL   string `dynamodbav:"checkout_url,omitempty"`
 	PaymentStatus string `dynamodbav:"payment_status,omitempty"`
-	RefundID      string `dynamodbav:"refund_id,omitempty"`
-	RefundStatus  string `dynamodbav:"refund_status,omitempty"`
-	LatePayment   bool   `dynamodbav:"late_payment,omitempty"`
-	TaskToken     string `dynamodbav:"task_token,omitempty"`
-	Note          string `dynamodbav:"note,omitempty"`
+	// RefundID and RefundStatus are the current refund attempt's; rows
+	// written before refunds had attempts have only these.
+	RefundID     string `dynamodbav:"refund_id,omitempty"`
+	RefundStatus string `dynamodbav:"refund_status,omitempty"`
+	// Refunds are the refund attempts, oldest first: [{key, refund_id, status, requested_at}].
+	Refunds     []refundItem `dynamodbav:"refunds,omitempty"`
+	LatePayment bool         `dynamodbav:"late_payment,omitempty"`
+	TaskToken   string       `dynamodbav:"task_token,omitempty"`
+	Note        string       `dynamodbav:"note,omitempty"`
 	// History is appended to by every transition: [{status, at}].
 	History []historyItem `dynamodbav:"history"`
 	// Version guards every read-modify-write of the row.
 	Version int64 `dynamodbav:"version"`
+}
+
+type refundItem struct {
+	Key         string `dynamodbav:"key"`
+	RefundID    string `dynamodbav:"refund_id,omitempty"`
+	Status      string `dynamodbav:"status,omitempty"`
+	RequestedAt string `dynamodbav:"requested_at"`
 }
 
 type historyItem struct {
@@ -341,13 +352,21 @@ func newPurchaseItem(p purchase.Snapshot, version int64) purchaseItem {
 	for i, h := range p.History {
 		history[i] = historyItem{Status: string(h.Status), At: formatTime(h.At), By: h.By, Reason: h.Reason}
 	}
+	var refunds []refundItem
+	for _, r := range p.Refunds {
+		refunds = append(refunds, refundItem{Key: r.Key, RefundID: r.RefundID, Status: string(r.Status), RequestedAt: formatTime(r.RequestedAt)})
+	}
+	var current refundItem
+	if len(refunds) > 0 {
+		current = refunds[len(refunds)-1]
+	}
 	return purchaseItem{
 		PK: pk, SK: sk, Entity: "purchase",
 		PurchaseID: p.ID, IntensiveID: p.IntensiveID, StudentID: p.StudentID,
 		AmountCents: p.Price.AmountCents, Currency: p.Price.Currency,
 		Status: string(p.Status), CreatedAt: formatTime(p.CreatedAt), HoldExpiresAt: formatTime(p.HoldExpiresAt),
 		PaymentID: p.PaymentID, CheckoutURL: p.CheckoutURL, PaymentStatus: string(p.PaymentStatus),
-		RefundID: p.RefundID, RefundStatus: string(p.RefundStatus), LatePayment: p.LatePayment,
+		RefundID: current.RefundID, RefundStatus: current.Status, Refunds: refunds, LatePayment: p.LatePayment,
 		TaskToken: p.TaskToken, Note: p.Note, History: history, Version: version,
 	}
 }
@@ -369,12 +388,42 @@ func (it purchaseItem) purchase() (purchase.Purchase, error) {
 		}
 		history[i] = purchase.HistoryEntry{Status: purchase.Status(h.Status), At: at, By: h.By, Reason: h.Reason}
 	}
+	refunds, err := it.refunds(history)
+	if err != nil {
+		return purchase.Purchase{}, err
+	}
 	return purchase.FromSnapshot(purchase.Snapshot{
 		ID: it.PurchaseID, IntensiveID: it.IntensiveID, StudentID: it.StudentID,
 		Price:  purchase.Price{AmountCents: it.AmountCents, Currency: it.Currency},
 		Status: purchase.Status(it.Status), CreatedAt: created, HoldExpiresAt: expires,
 		PaymentID: it.PaymentID, CheckoutURL: it.CheckoutURL, PaymentStatus: purchase.ProviderStatus(it.PaymentStatus),
-		RefundID: it.RefundID, RefundStatus: purchase.ProviderStatus(it.RefundStatus), LatePayment: it.LatePayment,
+		Refunds: refunds, LatePayment: it.LatePayment,
 		TaskToken: it.TaskToken, Note: it.Note, History: history,
 	}), nil
+}
+
+// refunds reads the refund attempts. A row written before refunds had
+// attempts (refund_id and refund_status only) that recorded a refund
+// intent has one attempt, under the key its refund was asked with.
+func (it purchaseItem) refunds(history []purchase.HistoryEntry) ([]purchase.RefundAttempt, error) {
+	var out []purchase.RefundAttempt
+	for _, r := range it.Refunds {
+		at, err := parseTime("refunds.requested_at", r.RequestedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, purchase.RefundAttempt{Key: r.Key, RefundID: r.RefundID, Status: purchase.ProviderStatus(r.Status), RequestedAt: at})
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	for _, h := range history {
+		if h.Status == purchase.StatusRefundPending {
+			return []purchase.RefundAttempt{{
+				Key: purchase.LegacyRefundKey(it.PurchaseID), RefundID: it.RefundID,
+				Status: purchase.ProviderStatus(it.RefundStatus), RequestedAt: h.At,
+			}}, nil
+		}
+	}
+	return nil, nil
 }

@@ -31,13 +31,21 @@
 //
 // # Money and keys
 //
-// The payment and the refund each carry a stable idempotency key derived
-// from the purchase ([PaymentKey], [RefundKey]); no retry, by any process,
-// makes a new one, so the provider makes at most one payment and one
-// refund per purchase. A provider answer that is unknown (timeout,
-// transport error, 5xx) is never taken as a failure: the saga asks again
-// with the same key, and when its bounded attempts run out the purchase
-// goes to needs_reconciliation, never straight to compensation.
+// The payment carries a stable idempotency key derived from the purchase
+// ([PaymentKey]); no retry, by any process, makes a new one, so the
+// provider makes at most one payment per purchase. Each refund attempt
+// carries its own key ([RefundKey], refund-<id>-<n>), recorded on the
+// purchase with the refund intent, before the provider is asked. A new
+// attempt (a new key) is made only after the provider failed the last
+// one's refund: a provider replays a reused key's first answer, so a
+// failed refund can only be retried under a new key, and an attempt whose
+// outcome is unknown or pending is asked for again under its own key. So
+// at most one refund of the payment succeeds.
+//
+// A provider answer that is unknown (timeout, transport error, 5xx) is
+// never taken as a failure: the saga asks again with the same key, and
+// when its bounded attempts run out the purchase goes to
+// needs_reconciliation, never straight to compensation.
 //
 // # The saga
 //

@@ -37,9 +37,35 @@ type HistoryEntry struct {
 // sends the same key and the provider creates one payment.
 func PaymentKey(purchaseID string) string { return "pay-" + purchaseID }
 
-// RefundKey is the idempotency key of the purchase's refund: the
-// compensation is a new operation with its own stable key (docs/principles.md §1.16).
-func RefundKey(purchaseID string) string { return "refund-" + purchaseID }
+// RefundKey is the idempotency key of the purchase's n-th refund attempt
+// (from 1): the compensation is a new operation with its own stable key
+// (docs/principles.md §1.16), and a refund the provider failed is asked for
+// again under the next key, because a provider replays the first answer
+// for a reused key.
+func RefundKey(purchaseID string, attempt int) string {
+	return fmt.Sprintf("refund-%s-%d", purchaseID, attempt)
+}
+
+// LegacyRefundKey is the one refund key of a purchase whose refund was
+// recorded before refunds had attempts: a store reading such a row gives
+// it one attempt under this key.
+func LegacyRefundKey(purchaseID string) string { return "refund-" + purchaseID }
+
+// RefundAttempt is one request to the provider to give the payment back.
+// The key is recorded on the purchase before the provider is asked, so
+// every retry, by any process, sends it; the attempt then keeps what the
+// provider said, and a later attempt never overwrites it.
+type RefundAttempt struct {
+	// Key is the attempt's idempotency key (RefundKey).
+	Key string
+	// RefundID is the provider's refund, once known.
+	RefundID string
+	// Status is what the provider last said about it; empty until it
+	// answered.
+	Status ProviderStatus
+	// RequestedAt is when the attempt was recorded.
+	RequestedAt time.Time
+}
 
 // Purchase is one student's attempt to buy a seat of an intensive: the
 // business status of the saga (docs/principles.md §6) and what it knows about the money.
@@ -59,9 +85,12 @@ type Purchase struct {
 	checkoutURL   string
 	paymentStatus ProviderStatus
 
-	refundID     string
-	refundStatus ProviderStatus
-	latePayment  bool
+	// refunds are the refund attempts, oldest first. Every attempt but the
+	// last has a refund the provider failed: a new key is only ever made
+	// after the previous one's refund failed, so at most one refund of the
+	// payment can succeed.
+	refunds     []RefundAttempt
+	latePayment bool
 
 	taskToken string
 	note      string
@@ -103,8 +132,21 @@ func (p Purchase) HoldExpiresAt() time.Time      { return p.holdExpiresAt }
 func (p Purchase) PaymentID() string             { return p.paymentID }
 func (p Purchase) CheckoutURL() string           { return p.checkoutURL }
 func (p Purchase) PaymentStatus() ProviderStatus { return p.paymentStatus }
-func (p Purchase) RefundID() string              { return p.refundID }
-func (p Purchase) RefundStatus() ProviderStatus  { return p.refundStatus }
+
+// RefundID and RefundStatus are the current (last) refund attempt's
+// provider refund and status; empty without one.
+func (p Purchase) RefundID() string             { return p.currentRefund().RefundID }
+func (p Purchase) RefundStatus() ProviderStatus { return p.currentRefund().Status }
+
+// Refunds returns the refund attempts, oldest first.
+func (p Purchase) Refunds() []RefundAttempt { return slices.Clone(p.refunds) }
+
+func (p Purchase) currentRefund() RefundAttempt {
+	if len(p.refunds) == 0 {
+		return RefundAttempt{}
+	}
+	return p.refunds[len(p.refunds)-1]
+}
 
 // LatePayment reports whether the refund is for a payment that arrived after
 // the hold expired (rather than for access that could not be granted).
@@ -121,9 +163,34 @@ func (p Purchase) Note() string { return p.note }
 // History returns the statuses the purchase entered, oldest first.
 func (p Purchase) History() []HistoryEntry { return slices.Clone(p.history) }
 
-// PaymentKey and RefundKey are the purchase's stable idempotency keys.
+// PaymentKey is the purchase's stable payment idempotency key.
 func (p Purchase) PaymentKey() string { return PaymentKey(p.id) }
-func (p Purchase) RefundKey() string  { return RefundKey(p.id) }
+
+// RefundKey is the current refund attempt's idempotency key, empty before
+// a refund intent.
+func (p Purchase) RefundKey() string { return p.currentRefund().Key }
+
+// openRefundAttempt gives a new refund intent the attempt that carries it:
+// the last attempt again while the provider has not said its refund failed
+// (its key finds the refund the provider may already have made, and no
+// second one can be made beside it), else a new attempt under the next key.
+func (p *Purchase) openRefundAttempt(at time.Time) {
+	key := NextRefundKey(p.id, p.refunds)
+	if n := len(p.refunds); n > 0 && p.refunds[n-1].Key == key {
+		return
+	}
+	p.refunds = append(p.refunds, RefundAttempt{Key: key, RequestedAt: at.UTC()})
+}
+
+// NextRefundKey is the key the next refund intent of a purchase with these
+// attempts asks the provider with: the last attempt's while its refund has
+// not failed, else the next attempt's.
+func NextRefundKey(purchaseID string, attempts []RefundAttempt) string {
+	if n := len(attempts); n > 0 && attempts[n-1].Status != ProviderFailed {
+		return attempts[n-1].Key
+	}
+	return RefundKey(purchaseID, len(attempts)+1)
+}
 
 // HoldExpired reports whether the hold deadline has passed at now.
 func (p Purchase) HoldExpired(now time.Time) bool { return !now.Before(p.holdExpiresAt) }
@@ -320,6 +387,7 @@ func (p *Purchase) BeginRefund(note string, at time.Time) error {
 	if err := p.moveTo(StatusRefundPending, at); err != nil {
 		return err
 	}
+	p.openRefundAttempt(at)
 	p.latePayment = late
 	p.note = note
 	if late {
@@ -334,23 +402,32 @@ func (p Purchase) RefundRequested() bool {
 	return slices.ContainsFunc(p.history, func(h HistoryEntry) bool { return h.Status == StatusRefundPending })
 }
 
-// RecordRefund records the provider's refund for the purchase and its
-// status. The purchase must have a refund intent.
+// RecordRefund records what the provider says about one of the purchase's
+// refunds: the attempt that has refundID, or else the current attempt,
+// which adopts it (its key made it: an earlier attempt's refund is always
+// recorded before a new key is made). A final status never reverts. The
+// purchase must have a refund intent; a refund id other than the current
+// attempt's or an earlier one's is ErrPaymentMismatch.
 func (p *Purchase) RecordRefund(refundID string, status ProviderStatus) error {
-	if !p.RefundRequested() {
+	if len(p.refunds) == 0 {
 		return fmt.Errorf("purchase %s is %s and has no refund: %w", p.id, p.status, ErrStaleStep)
 	}
-	switch {
-	case refundID == "":
+	if refundID == "" {
 		return fmt.Errorf("purchase %s: empty refund id", p.id)
-	case p.refundID == "":
-		p.refundID = refundID
-	case p.refundID != refundID:
-		// One stable key gives one refund: another id is not ours.
-		return fmt.Errorf("purchase %s has refund %s, not %s: %w", p.id, p.refundID, refundID, ErrPaymentMismatch)
 	}
-	if !p.refundStatus.Final() && status != "" {
-		p.refundStatus = status
+	// A copy of a Purchase shares the attempts: change this one's only.
+	p.refunds = slices.Clone(p.refunds)
+	i := slices.IndexFunc(p.refunds, func(a RefundAttempt) bool { return a.RefundID == refundID })
+	if i < 0 {
+		i = len(p.refunds) - 1
+		if cur := p.refunds[i]; cur.RefundID != "" {
+			// One key gives one refund: another id is not ours.
+			return fmt.Errorf("purchase %s has refund %s, not %s: %w", p.id, cur.RefundID, refundID, ErrPaymentMismatch)
+		}
+		p.refunds[i].RefundID = refundID
+	}
+	if a := &p.refunds[i]; !a.Status.Final() && status != "" {
+		a.Status = status
 	}
 	return nil
 }
@@ -358,8 +435,8 @@ func (p *Purchase) RecordRefund(refundID string, status ProviderStatus) error {
 // MarkRefunded: the provider confirmed the refund (→ refunded). It needs a
 // refund recorded as succeeded.
 func (p *Purchase) MarkRefunded(at time.Time) error {
-	if p.status != StatusRefunded && p.refundStatus != ProviderSucceeded {
-		return fmt.Errorf("purchase %s: refunded needs a succeeded refund, the provider said %q", p.id, p.refundStatus)
+	if p.status != StatusRefunded && p.RefundStatus() != ProviderSucceeded {
+		return fmt.Errorf("purchase %s: refunded needs a succeeded refund, the provider said %q", p.id, p.RefundStatus())
 	}
 	return p.moveTo(StatusRefunded, at)
 }
@@ -388,7 +465,8 @@ const (
 	ActionRelease Action = "release"
 	// ActionRefund gives the money back: the hold, if any, is released and
 	// a refund execution starts from a refund.requested row (→
-	// refund_pending, then refunded).
+	// refund_pending, then refunded). After a refund the provider failed,
+	// it asks again under a new key; otherwise under the current one.
 	ActionRefund Action = "refund"
 )
 
@@ -444,6 +522,7 @@ func (p *Purchase) Resolve(r Resolution, at time.Time) error {
 	last.By, last.Reason = r.By, r.Reason
 	p.note = fmt.Sprintf("resolved by %s (%s): %s", r.By, r.Action, r.Reason)
 	if r.Action == ActionRefund {
+		p.openRefundAttempt(at)
 		p.latePayment = false
 		// The outbox carries no personal data: who decided and why stay on
 		// the purchase's history.
@@ -470,9 +549,11 @@ func (p Purchase) contradiction(a Action) error {
 	return nil
 }
 
-// RefundAttempt is how many refund intents the purchase has recorded: the
-// first refund execution is <id>-refund, a later one (a person's refund
-// after a failed one) <id>-refund-<n>, as execution names cannot be reused.
+// RefundAttempt is how many refund intents (entries into refund_pending)
+// the purchase has recorded: the first refund execution is <id>-refund, a
+// later one (a person's refund after a failed one) <id>-refund-<n>, as
+// execution names cannot be reused. It counts executions, not keys: see
+// Refunds for the attempts at the provider.
 func (p Purchase) RefundAttempt() int {
 	n := 0
 	for _, h := range p.history {
@@ -495,8 +576,7 @@ type Snapshot struct {
 	PaymentID     string
 	CheckoutURL   string
 	PaymentStatus ProviderStatus
-	RefundID      string
-	RefundStatus  ProviderStatus
+	Refunds       []RefundAttempt
 	LatePayment   bool
 	TaskToken     string
 	Note          string
@@ -509,7 +589,7 @@ func FromSnapshot(s Snapshot) Purchase {
 		id: s.ID, intensiveID: s.IntensiveID, studentID: s.StudentID, price: s.Price,
 		status: s.Status, createdAt: s.CreatedAt, holdExpiresAt: s.HoldExpiresAt,
 		paymentID: s.PaymentID, checkoutURL: s.CheckoutURL, paymentStatus: s.PaymentStatus,
-		refundID: s.RefundID, refundStatus: s.RefundStatus, latePayment: s.LatePayment,
+		refunds: slices.Clone(s.Refunds), latePayment: s.LatePayment,
 		taskToken: s.TaskToken, note: s.Note, history: slices.Clone(s.History),
 	}
 }
@@ -520,7 +600,7 @@ func (p Purchase) Snapshot() Snapshot {
 		ID: p.id, IntensiveID: p.intensiveID, StudentID: p.studentID, Price: p.price,
 		Status: p.status, CreatedAt: p.createdAt, HoldExpiresAt: p.holdExpiresAt,
 		PaymentID: p.paymentID, CheckoutURL: p.checkoutURL, PaymentStatus: p.paymentStatus,
-		RefundID: p.refundID, RefundStatus: p.refundStatus, LatePayment: p.latePayment,
+		Refunds: slices.Clone(p.refunds), LatePayment: p.latePayment,
 		TaskToken: p.taskToken, Note: p.note, History: slices.Clone(p.history),
 	}
 }
@@ -532,7 +612,9 @@ func (p Purchase) Equal(q Purchase) bool {
 		p.price == q.price && p.status == q.status &&
 		p.createdAt.Equal(q.createdAt) && p.holdExpiresAt.Equal(q.holdExpiresAt) &&
 		p.paymentID == q.paymentID && p.checkoutURL == q.checkoutURL && p.paymentStatus == q.paymentStatus &&
-		p.refundID == q.refundID && p.refundStatus == q.refundStatus && p.latePayment == q.latePayment &&
+		slices.EqualFunc(p.refunds, q.refunds, func(a, b RefundAttempt) bool {
+			return a.Key == b.Key && a.RefundID == b.RefundID && a.Status == b.Status && a.RequestedAt.Equal(b.RequestedAt)
+		}) && p.latePayment == q.latePayment &&
 		p.taskToken == q.taskToken && p.note == q.note &&
 		slices.EqualFunc(p.history, q.history, func(a, b HistoryEntry) bool {
 			return a.Status == b.Status && a.At.Equal(b.At) && a.By == b.By && a.Reason == b.Reason

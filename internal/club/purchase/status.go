@@ -33,8 +33,9 @@ const (
 	// the held seat went back to the pool.
 	StatusExpired Status = "expired"
 	// StatusRefundPending: money was received that must go back (access
-	// could not be granted, or the payment came after expiry); a refund with
-	// the purchase's stable key is requested or about to be.
+	// could not be granted, or the payment came after expiry); a refund under
+	// the key of the purchase's current refund attempt is requested or about
+	// to be.
 	StatusRefundPending Status = "refund_pending"
 	// StatusRefunded: the provider confirmed the refund.
 	StatusRefunded Status = "refunded"

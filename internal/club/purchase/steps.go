@@ -95,7 +95,10 @@ type PaymentRequested struct {
 
 // RequestPayment asks the provider for the payment under the purchase's
 // stable key and records it (reserved → payment_pending). A repeat returns
-// the recorded payment. Errors: ErrHoldExpired (too late to ask),
+// the recorded payment. No request is sent at or past the purchase's
+// PaymentRequestCutoff, and the call is given only the time left until
+// it, so a checkout URL always leaves the student a tenth of the hold.
+// Errors: ErrHoldExpired (too late to ask),
 // ErrPaymentUnknown (retry: the same key finds the payment if it exists),
 // ErrProviderUnavailable (retry later), ErrPaymentRejected, ErrStaleStep.
 func (s *Steps) RequestPayment(ctx context.Context, id string) (PaymentRequested, error) {
@@ -110,10 +113,20 @@ func (s *Steps) RequestPayment(ctx context.Context, id string) (PaymentRequested
 	default:
 		return PaymentRequested{}, fmt.Errorf("request payment %s: purchase is %s: %w", id, p.Status(), ErrStaleStep)
 	}
-	if p.HoldExpired(s.now()) {
-		return PaymentRequested{}, fmt.Errorf("request payment %s: %w", id, ErrHoldExpired)
+	left := p.PaymentRequestCutoff().Sub(s.now())
+	if left <= 0 {
+		what := "no payment requested"
+		if p.Status() == StatusAwaitingProvider {
+			what = "the payment provider did not answer"
+		}
+		return PaymentRequested{}, fmt.Errorf("request payment %s: %s by %s, a tenth of the hold before its deadline: %w",
+			id, what, p.PaymentRequestCutoff().Format(time.RFC3339), ErrHoldExpired)
 	}
-	pay, err := s.payments.CreatePayment(ctx, p.PaymentKey(), PaymentRequest{
+	// An answer that comes after the cutoff is not waited for: it is
+	// unknown, and the saga expires the purchase.
+	callCtx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	pay, err := s.payments.CreatePayment(callCtx, p.PaymentKey(), PaymentRequest{
 		AmountCents: p.Price().AmountCents, Currency: p.Price().Currency, Reference: p.ID(),
 	})
 	if err != nil {
@@ -157,11 +170,13 @@ func providerDelay(hold time.Duration, attempt int) time.Duration {
 
 // WaitForProvider runs after a request for the payment got no answer
 // (cause says what it got): the purchase shows awaiting_provider and the
-// saga is told how long to wait before asking again with the same key, never
-// past the purchase's PaymentRequestCutoff. At or past the cutoff it returns
-// ErrHoldExpired: nobody was shown a checkout URL, so nobody can have paid,
-// and the saga expires the purchase (a payment made anyway is a late
-// payment and is refunded). ErrStaleStep unless reserved or
+// saga is told how long to wait before asking again with the same key, in
+// whole seconds, ending before the purchase's PaymentRequestCutoff when a
+// whole second still fits, so that the last request is sent before it (and
+// RequestPayment refuses one at or past it). At or past the cutoff it
+// returns ErrHoldExpired: nobody was shown a checkout URL, so nobody can
+// have paid, and the saga expires the purchase (a payment made anyway is a
+// late payment and is refunded). ErrStaleStep unless reserved or
 // awaiting_provider.
 func (s *Steps) WaitForProvider(ctx context.Context, id string, attempt int, cause string) (ProviderWait, error) {
 	now := s.now()
@@ -185,9 +200,24 @@ func (s *Steps) WaitForProvider(ctx context.Context, id string, attempt int, cau
 	if err != nil {
 		return ProviderWait{}, stale(fmt.Errorf("wait for provider %s: %w", id, err))
 	}
-	d := min(providerDelay(hold, attempt), cutoff.Sub(now))
-	secs := int64((d + time.Second - 1) / time.Second)
-	return ProviderWait{Attempt: attempt + 1, WaitSeconds: max(secs, 1)}, nil
+	return ProviderWait{Attempt: attempt + 1, WaitSeconds: waitSeconds(providerDelay(hold, attempt), cutoff.Sub(now))}, nil
+}
+
+// waitSeconds is delay in whole seconds, rounded up, unless that reaches
+// left (the time to the cutoff): then the most whole seconds that end
+// before it. With a second or less left, 1: the cutoff passes during the
+// wait, the next RequestPayment sends nothing and the saga expires the
+// purchase. Never below 1: the Wait state needs a positive integer.
+func waitSeconds(delay, left time.Duration) int64 {
+	secs := max(int64((delay+time.Second-1)/time.Second), 1)
+	switch {
+	case time.Duration(secs)*time.Second < left:
+		return secs
+	case left > time.Second:
+		return int64((left+time.Second-1)/time.Second) - 1
+	default:
+		return 1
+	}
 }
 
 func (s *Steps) paymentRequested(p Purchase) PaymentRequested {
@@ -304,8 +334,9 @@ type RefundState struct {
 	RefundStatus ProviderStatus `json:"refund_status"`
 }
 
-// Refund asks the provider to refund the payment under the purchase's
-// stable refund key and records the refund; if the provider says it
+// Refund asks the provider to refund the payment under the key of the
+// purchase's current refund attempt (recorded with the refund intent,
+// before this call) and records the refund; if the provider says it
 // succeeded already, the purchase is refunded. Calling it again asks again
 // with the same key and gets the same refund: a crash after the provider
 // accepted it still makes exactly one refund. Errors: ErrRefundUnknown and
@@ -321,6 +352,9 @@ func (s *Steps) Refund(ctx context.Context, id string) (RefundState, error) {
 	case StatusRefundPending:
 	default:
 		return RefundState{}, fmt.Errorf("refund %s: purchase is %s: %w", id, p.Status(), ErrStaleStep)
+	}
+	if p.RefundKey() == "" {
+		return RefundState{}, fmt.Errorf("refund %s: no refund attempt recorded: %w", id, ErrStaleStep)
 	}
 	rf, err := s.payments.CreateRefund(ctx, p.RefundKey(), p.PaymentID())
 	if err != nil {
@@ -366,7 +400,8 @@ func (s *Steps) CheckRefund(ctx context.Context, id string) error {
 	case ProviderSucceeded:
 		return nil
 	case ProviderFailed:
-		return fmt.Errorf("check refund %s: refund %s: %w", id, stored.RefundID(), ErrRefundFailed)
+		return fmt.Errorf("check refund %s: refund %s (key %s): %w; clubctl reconcile resolve --action refund asks again under a new key",
+			id, stored.RefundID(), stored.RefundKey(), ErrRefundFailed)
 	default:
 		return fmt.Errorf("check refund %s: refund %s: %w", id, stored.RefundID(), ErrRefundPending)
 	}

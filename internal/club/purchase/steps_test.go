@@ -94,6 +94,80 @@ func TestRequestPaymentAfterTheDeadline(t *testing.T) {
 	require.Zero(t, s.provider.calls, "no payment is asked for after the deadline")
 }
 
+// Issue 34: no payment request is sent at or past the cutoff (a tenth of
+// the hold before its deadline), though the hold still runs; one just
+// before it is sent, with only the time left to the cutoff to answer in.
+func TestNoPaymentRequestPastTheCutoff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		offset    time.Duration // from the cutoff
+		wantCalls int
+	}{
+		{"0.3 s past the cutoff", 300 * time.Millisecond, 0},
+		{"at the cutoff", 0, 0},
+		{"0.3 s before the cutoff", -300 * time.Millisecond, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := setupSteps(t)
+			p := s.Buy(s.Intensive(1).ID(), "student-1")
+			s.provider.pay = payment.Payment{ID: "pay_1", Status: payment.StatusPending, CheckoutURL: "http://checkout/pay_1"}
+			cutoff := p.HoldExpiresAt().Add(-90 * time.Second)
+			require.Equal(t, cutoff, p.PaymentRequestCutoff(), "a tenth of the 15-minute hold")
+			s.Advance(cutoff.Add(tt.offset).Sub(s.Now()))
+			require.False(t, p.HoldExpired(s.Now()), "the hold still runs")
+
+			_, err := s.steps.RequestPayment(s.Ctx, p.ID())
+			require.Equal(t, tt.wantCalls, s.provider.calls, "requests sent to the provider")
+			if tt.wantCalls == 0 {
+				require.ErrorIs(t, err, purchase.ErrHoldExpired)
+				require.Equal(t, purchase.StatusReserved, s.Purchase(p.ID()).Status(), "nothing recorded")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, purchase.StatusPaymentPending, s.Purchase(p.ID()).Status())
+			left := time.Until(s.provider.payDeadline)
+			require.Positive(t, left)
+			require.LessOrEqual(t, left, 300*time.Millisecond, "the call may take only the time left to the cutoff")
+		})
+	}
+}
+
+// Issue 34: the wait before asking a silent provider again ends before the
+// cutoff, so the next request is sent before it; with a second or less
+// left no whole second fits: the wait ends past the cutoff, and the
+// request step then sends nothing and expires the purchase.
+func TestWaitForProviderEndsBeforeTheCutoff(t *testing.T) {
+	t.Parallel()
+	for _, left := range []time.Duration{
+		29*time.Second + 500*time.Millisecond, 2 * time.Second, 1500 * time.Millisecond,
+		1001 * time.Millisecond, time.Second, 300 * time.Millisecond,
+	} {
+		t.Run(left.String(), func(t *testing.T) {
+			t.Parallel()
+			s := setupSteps(t)
+			p := s.Buy(s.Intensive(1).ID(), "student-1")
+			s.Advance(p.PaymentRequestCutoff().Add(-left).Sub(s.Now()))
+			w, err := s.steps.WaitForProvider(s.Ctx, p.ID(), 10, "timeout") // the 30 s cap
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, w.WaitSeconds, int64(1))
+			next := s.Now().Add(time.Duration(w.WaitSeconds) * time.Second)
+			if left <= time.Second {
+				require.Equal(t, int64(1), w.WaitSeconds)
+				s.Advance(time.Second)
+				_, err := s.steps.RequestPayment(s.Ctx, p.ID())
+				require.ErrorIs(t, err, purchase.ErrHoldExpired)
+				require.Zero(t, s.provider.calls, "no request past the cutoff")
+				return
+			}
+			require.True(t, next.Before(p.PaymentRequestCutoff()), "next request at %s, cutoff %s", next, p.PaymentRequestCutoff())
+			require.GreaterOrEqual(t, time.Duration(w.WaitSeconds)*time.Second, left-time.Second, "and not much before it")
+		})
+	}
+}
+
 // A lagging provider read does not undo what a webhook said.
 func TestCheckPaymentKeepsTheMostFinalStatus(t *testing.T) {
 	t.Parallel()

@@ -284,10 +284,15 @@ type fakeProvider struct {
 	refundErr error
 	refund    payment.Refund
 	calls     int
+	// refundKeys are the idempotency keys of the refund requests, in order.
+	refundKeys []string
+	// payDeadline is the deadline of the last payment request's context.
+	payDeadline time.Time
 }
 
-func (f *fakeProvider) CreatePayment(context.Context, string, payment.CreatePaymentRequest) (payment.Payment, error) {
+func (f *fakeProvider) CreatePayment(ctx context.Context, _ string, _ payment.CreatePaymentRequest) (payment.Payment, error) {
 	f.calls++
+	f.payDeadline, _ = ctx.Deadline()
 	return f.pay, f.payErr
 }
 
@@ -296,8 +301,9 @@ func (f *fakeProvider) GetPayment(context.Context, string) (payment.Payment, err
 	return f.pay, f.payErr
 }
 
-func (f *fakeProvider) CreateRefund(context.Context, string, string) (payment.Refund, error) {
+func (f *fakeProvider) CreateRefund(_ context.Context, key, _ string) (payment.Refund, error) {
 	f.calls++
+	f.refundKeys = append(f.refundKeys, key)
 	return f.refund, f.refundErr
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -142,7 +143,16 @@ func reconcileStep(r Row, provider string) string {
 	}
 	switch payment.Status(status) {
 	case payment.StatusSucceeded:
-		return "payment taken: grant access or refund with key " + purchase.RefundKey(r.PurchaseID) + " (docs/purchase-saga.md)"
+		switch {
+		case r.RefundStatus == purchase.ProviderFailed:
+			return fmt.Sprintf("refund %s (key %s) failed at the provider: refund again, with key %s (docs/purchase-saga.md)",
+				r.RefundID, r.RefundKey, r.NextRefundKey)
+		case r.RefundKey != "":
+			// The seat was released when the refund began: only refund is left.
+			return fmt.Sprintf("refund with key %s not confirmed (provider said %q): refund again, the same key finds it (docs/purchase-saga.md)",
+				r.RefundKey, r.RefundStatus)
+		}
+		return "payment taken: grant access or refund with key " + r.NextRefundKey + " (docs/purchase-saga.md)"
 	case payment.StatusFailed, payment.StatusPending:
 		return "release the hold: no money moved"
 	}

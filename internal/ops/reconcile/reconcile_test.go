@@ -44,7 +44,7 @@ func TestAssessNextSteps(t *testing.T) {
 		{reconciletest.CheckingRecent, "pending", "the saga polls the provider; next check by " +
 			w.Since[reconciletest.CheckingRecent].Add(70*time.Second).UTC().Format(time.RFC3339), purchase.StatusCheckingPayment},
 		{reconciletest.Succeeded, "succeeded", "payment taken: grant access or refund with key refund-" +
-			w.IDs[reconciletest.Succeeded] + " (docs/purchase-saga.md)", purchase.StatusNeedsReconciliation},
+			w.IDs[reconciletest.Succeeded] + "-1 (docs/purchase-saga.md)", purchase.StatusNeedsReconciliation},
 		{reconciletest.Failed, "failed", "release the hold: no money moved", purchase.StatusNeedsReconciliation},
 		{reconciletest.Pending, "pending", "release the hold: no money moved", purchase.StatusNeedsReconciliation},
 		{reconciletest.NoPayment, reconcile.ProviderNotAsked, "ask the provider with key pay-" +
@@ -114,4 +114,22 @@ func TestAssessCheckSchedule(t *testing.T) {
 			require.Equal(t, since.Add(tc.next), it.NextCheckBy, tc.age)
 		}
 	}
+}
+
+// A paid purchase handed over after its refund began can only be refunded
+// (its seat went back): the next step names the key the refund will be
+// asked with, a new one after the provider failed the last refund.
+func TestAssessRefundNextSteps(t *testing.T) {
+	t.Parallel()
+	since := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	row := reconcile.Row{
+		PurchaseID: "p-1", Status: purchase.StatusNeedsReconciliation, Since: since,
+		PaymentID: "pay_1", RecordedPaymentStatus: purchase.ProviderSucceeded, Previous: purchase.StatusRefundPending,
+	}
+	failed, pending := row, row
+	failed.RefundKey, failed.RefundID, failed.RefundStatus, failed.NextRefundKey = "refund-p-1-2", "re_2", purchase.ProviderFailed, "refund-p-1-3"
+	pending.RefundKey, pending.RefundID, pending.RefundStatus, pending.NextRefundKey = "refund-p-1-1", "re_1", purchase.ProviderPending, "refund-p-1-1"
+	items := reconcile.Assess(context.Background(), []reconcile.Row{failed, pending}, nil, since)
+	require.Equal(t, "refund re_2 (key refund-p-1-2) failed at the provider: refund again, with key refund-p-1-3 (docs/purchase-saga.md)", items[0].NextStep)
+	require.Equal(t, `refund with key refund-p-1-1 not confirmed (provider said "pending"): refund again, the same key finds it (docs/purchase-saga.md)`, items[1].NextStep)
 }

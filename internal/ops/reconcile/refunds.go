@@ -43,7 +43,8 @@ func RefundExecutionOf(r Row) string {
 // AssessRefunds returns the refund_pending rows whose refund has no owner a
 // person can count on: its execution is missing past RefundStartGrace,
 // ended while the purchase still waits for its refund, or has run past
-// RefundStuckAfter. executions nil means Step Functions cannot be asked:
+// RefundStuckAfter; and, not stuck, those whose refund the provider has
+// failed, which a person will have to refund again. executions nil means Step Functions cannot be asked:
 // every refund_pending row past the grace is listed as unknown. Rows in
 // other statuses are ignored.
 func AssessRefunds(ctx context.Context, rows []Row, executions Executions, now time.Time) []Item {
@@ -75,11 +76,15 @@ func AssessRefunds(ctx context.Context, rows []Row, executions Executions, now t
 		case status != "RUNNING":
 			it.Stuck = true
 			it.NextStep = fmt.Sprintf("stuck: refund execution %s ended %s but the purchase is still refund_pending: ask the provider for refund %s, then clubctl reconcile resolve",
-				name, status, purchase.RefundKey(r.PurchaseID))
+				name, status, r.RefundKey)
 		case now.Sub(started) > RefundStuckAfter:
 			it.Stuck = true
 			it.NextStep = fmt.Sprintf("stuck: refund execution %s has run since %s, past the saga's refund bounds (%s)",
 				name, started.UTC().Format(time.RFC3339), RefundStuckAfter)
+		case r.RefundStatus == purchase.ProviderFailed:
+			// Not stuck: the execution's next check hands the purchase over.
+			it.NextStep = fmt.Sprintf("refund %s (key %s) failed at the provider: %s moves the purchase to needs_reconciliation at its next check; then refund again, with key %s",
+				r.RefundID, r.RefundKey, name, r.NextRefundKey)
 		default:
 			continue // the execution owns it and is within its bounds
 		}

@@ -45,6 +45,7 @@ func TestAssessRefunds(t *testing.T) {
 		row("slow", purchase.StatusNeedsReconciliation, 2, 2*time.Hour),               // a second refund, running for two hours
 		row("in-saga", purchase.StatusPaymentPending, 1, 10*time.Minute),              // grant failed: the saga refunds
 		row("boom", purchase.StatusExpired, 1, 10*time.Minute),                        // Step Functions did not answer
+		failedRefund(row("failed", purchase.StatusExpired, 1, 10*time.Minute)),        // running, but the provider failed the refund
 		{PurchaseID: "other", Status: purchase.StatusNeedsReconciliation, Since: now}, // not this function's business
 	}
 	x := executions{
@@ -52,9 +53,14 @@ func TestAssessRefunds(t *testing.T) {
 		"ended-refund":   {"FAILED", now.Add(-9 * time.Minute)},
 		"slow-refund-2":  {"RUNNING", now.Add(-2 * time.Hour)},
 		"in-saga":        {"RUNNING", now.Add(-20 * time.Minute)},
+		"failed-refund":  {"RUNNING", now.Add(-9 * time.Minute)},
 	}
 	got := byID(reconcile.AssessRefunds(context.Background(), rows, x, now))
-	require.ElementsMatch(t, []string{"missing", "ended", "slow", "boom"}, keys(got))
+	require.ElementsMatch(t, []string{"missing", "ended", "slow", "boom", "failed"}, keys(got))
+	require.Equal(t, "refund re_1 (key refund-failed-1) failed at the provider: failed-refund moves the purchase to needs_reconciliation at its next check; then refund again, with key refund-failed-2",
+		got["failed"].NextStep)
+	require.False(t, got["failed"].Stuck, "its execution hands it over")
+	delete(got, "failed")
 	require.True(t, strings.HasPrefix(got["missing"].NextStep, "missing: no refund execution missing-refund"), got["missing"].NextStep)
 	require.Contains(t, got["ended"].NextStep, "ended FAILED")
 	require.Contains(t, got["slow"].NextStep, "slow-refund-2")
@@ -65,9 +71,15 @@ func TestAssessRefunds(t *testing.T) {
 
 	// Without Step Functions: every refund_pending row past the grace.
 	blind := byID(reconcile.AssessRefunds(context.Background(), rows, nil, now))
-	require.ElementsMatch(t, []string{"missing", "running", "ended", "slow", "in-saga", "boom"}, keys(blind))
+	require.ElementsMatch(t, []string{"missing", "running", "ended", "slow", "in-saga", "boom", "failed"}, keys(blind))
 	require.Equal(t, "in-saga", reconcile.RefundExecutionOf(rows[5]))
 	require.Equal(t, "slow-refund-2", reconcile.RefundExecutionOf(rows[4]))
+}
+
+func failedRefund(r reconcile.Row) reconcile.Row {
+	r.RefundKey, r.RefundID, r.RefundStatus = purchase.RefundKey(r.PurchaseID, 1), "re_1", purchase.ProviderFailed
+	r.NextRefundKey = purchase.RefundKey(r.PurchaseID, 2)
+	return r
 }
 
 func keys(m map[string]reconcile.Item) []string {

@@ -43,6 +43,14 @@ type Row struct {
 	Previous purchase.Status
 	// RefundAttempts counts the refund intents in the history.
 	RefundAttempts int
+	// RefundKey is the current refund attempt's key (empty without one);
+	// NextRefundKey the key a refund decided now asks the provider with
+	// (a new one after a failed refund).
+	RefundKey, NextRefundKey string
+	// RefundID and RefundStatus are the current refund attempt's provider
+	// refund and what the provider last said of it.
+	RefundID     string
+	RefundStatus purchase.ProviderStatus
 }
 
 // item is the stored layout of a purchase row (package store, doc.go).
@@ -54,7 +62,14 @@ type item struct {
 	PaymentID     string `dynamodbav:"payment_id"`
 	PaymentStatus string `dynamodbav:"payment_status"`
 	Note          string `dynamodbav:"note"`
-	History       []struct {
+	RefundID      string `dynamodbav:"refund_id"`
+	RefundStatus  string `dynamodbav:"refund_status"`
+	Refunds       []struct {
+		Key      string `dynamodbav:"key"`
+		RefundID string `dynamodbav:"refund_id"`
+		Status   string `dynamodbav:"status"`
+	} `dynamodbav:"refunds"`
+	History []struct {
 		Status string `dynamodbav:"status"`
 		At     string `dynamodbav:"at"`
 	} `dynamodbav:"history"`
@@ -115,6 +130,18 @@ func (it item) row() (Row, error) {
 			r.RefundAttempts++
 		}
 	}
+	var attempts []purchase.RefundAttempt
+	for _, a := range it.Refunds {
+		attempts = append(attempts, purchase.RefundAttempt{Key: a.Key, RefundID: a.RefundID, Status: purchase.ProviderStatus(a.Status)})
+	}
+	if len(attempts) == 0 && r.RefundAttempts > 0 {
+		// A row from before refunds had attempts (package store).
+		attempts = []purchase.RefundAttempt{{Key: purchase.LegacyRefundKey(it.PurchaseID), RefundID: it.RefundID, Status: purchase.ProviderStatus(it.RefundStatus)}}
+	}
+	if n := len(attempts); n > 0 {
+		r.RefundKey, r.RefundID, r.RefundStatus = attempts[n-1].Key, attempts[n-1].RefundID, attempts[n-1].Status
+	}
+	r.NextRefundKey = purchase.NextRefundKey(it.PurchaseID, attempts)
 	// The last entry is the current status: every transition appends one.
 	for i := len(it.History) - 1; i >= 0; i-- {
 		if it.History[i].Status != it.Status {

@@ -19,7 +19,7 @@
 //	POST /_sandbox/refunds/{refund_id}/succeed | /fail   → 200 refund, sends refund.succeeded | refund.failed
 //	GET  /_sandbox/events → {events:[{event,attempts,delivered,last_error}]}
 //	POST /_sandbox/events/{event_id}/resend → 202, delivers the same event (same event_id) again
-//	POST /_sandbox/faults {"mode":"none"|"refund_unavailable"|"no_response"|"duplicate_webhooks"|"delay_webhooks","delay_ms":N}
+//	POST /_sandbox/faults {"mode":"none"|"refund_unavailable"|"no_response"|"duplicate_webhooks"|"delay_webhooks"|"hold_refunds","delay_ms":N}
 //	GET  /_sandbox/faults
 //	POST /_sandbox/reset
 //
@@ -59,7 +59,9 @@
 //     effect happened but the caller cannot know. duplicate_webhooks
 //     delivers every event twice; delay_webhooks waits delay_ms before the
 //     first attempt. The fault in force when an event is raised decides how
-//     it is delivered.
+//     it is delivered. hold_refunds keeps a refund created while it is in
+//     force pending until the control API settles it (it never succeeds by
+//     itself), so a test can fail it at the provider.
 //   - Reset clears payments, refunds, keys, events and faults, cancels
 //     pending refund timers and deliveries, and returns once they have
 //     stopped, so no webhook from before the reset arrives after it.

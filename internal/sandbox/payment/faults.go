@@ -22,6 +22,10 @@ const (
 	FaultDuplicateWebhooks FaultMode = "duplicate_webhooks"
 	// FaultDelayWebhooks: every event waits DelayMS before delivery.
 	FaultDelayWebhooks FaultMode = "delay_webhooks"
+	// FaultHoldRefunds: a refund created while it is in force stays
+	// pending until settled through the control API, as a refund the bank
+	// takes days over does.
+	FaultHoldRefunds FaultMode = "hold_refunds"
 )
 
 // Faults is the active fault setting.
@@ -35,11 +39,11 @@ const maxWebhookDelay = time.Hour
 
 func (f Faults) validate() error {
 	switch f.Mode {
-	case FaultNone, FaultRefundUnavailable, FaultNoResponse, FaultDuplicateWebhooks, FaultDelayWebhooks:
+	case FaultNone, FaultRefundUnavailable, FaultNoResponse, FaultDuplicateWebhooks, FaultDelayWebhooks, FaultHoldRefunds:
 	case "":
 		return sandboxhttp.Invalid("mode", "required")
 	default:
-		return sandboxhttp.Invalid("mode", "%q is not one of none, refund_unavailable, no_response, duplicate_webhooks, delay_webhooks", f.Mode)
+		return sandboxhttp.Invalid("mode", "%q is not one of none, refund_unavailable, no_response, duplicate_webhooks, delay_webhooks, hold_refunds", f.Mode)
 	}
 	if f.DelayMS < 0 || time.Duration(f.DelayMS)*time.Millisecond > maxWebhookDelay {
 		return sandboxhttp.Invalid("delay_ms", "must be between 0 and %d", maxWebhookDelay.Milliseconds())

@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 )
@@ -49,7 +48,7 @@ func (s *Server) State() State {
 
 // Restore replaces the sandbox's state with st, as State returned it, and
 // carries on the work that was under way: a pending refund settles after
-// the refund delay, an event none of whose deliveries succeeded is
+// the refund delay (unless hold_refunds is in force), an event none of whose deliveries succeeded is
 // delivered again (with its event id, so the receiver can tell a repeat).
 func (s *Server) Restore(st State) {
 	s.Reset()
@@ -78,17 +77,9 @@ func (s *Server) Restore(st State) {
 		}
 	}
 	for _, id := range s.refundOrder {
-		if s.refunds[id].Status != StatusPending {
-			continue
+		if s.refunds[id].Status == StatusPending && s.faults.Mode != FaultHoldRefunds {
+			s.settleRefundLaterLocked(id)
 		}
-		due := s.clock.After(s.opts.RefundDelay)
-		s.goLocked(func(ctx context.Context) {
-			select {
-			case <-due:
-				s.settleRefundInBackground(ctx, id)
-			case <-ctx.Done():
-			}
-		})
 	}
 }
 

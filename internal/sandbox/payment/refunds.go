@@ -84,11 +84,18 @@ func (s *Server) createRefund(key string, req refundRequest) (Refund, bool, erro
 	s.refundOrder = append(s.refundOrder, rf.RefundID)
 	s.refundKeys[key] = keyed{payloadHash: h, id: rf.RefundID}
 
-	// Start the delay now, under the lock, so that once the caller has its
-	// answer the refund's deadline is fixed (a fake clock can be advanced
-	// right away).
+	if s.faults.Mode != FaultHoldRefunds {
+		s.settleRefundLaterLocked(rf.RefundID)
+	}
+	return *rf, false, nil
+}
+
+// settleRefundLaterLocked succeeds a pending refund after the refund
+// delay. The delay starts now, under the lock, so that once the caller has
+// its answer the refund's deadline is fixed (a fake clock can be advanced
+// right away).
+func (s *Server) settleRefundLaterLocked(id string) {
 	due := s.clock.After(s.opts.RefundDelay)
-	id := rf.RefundID
 	s.goLocked(func(ctx context.Context) {
 		select {
 		case <-due:
@@ -96,7 +103,6 @@ func (s *Server) createRefund(key string, req refundRequest) (Refund, bool, erro
 		case <-ctx.Done():
 		}
 	})
-	return *rf, false, nil
 }
 
 // settleRefundInBackground completes a refund whose delay has passed,

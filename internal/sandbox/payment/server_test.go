@@ -522,6 +522,28 @@ func TestFailedRefundMayBeRetriedUnderANewKey(t *testing.T) {
 	require.Len(t, f.srv.Events(), 2, "payment.succeeded and refund.failed only")
 }
 
+// hold_refunds: a refund made under it stays pending past the refund
+// delay until the control API settles it; one made after it succeeds by
+// itself again.
+func TestHoldRefundsKeepsARefundPendingUntilSettled(t *testing.T) {
+	t.Parallel()
+	f := setup(t, payment.Options{RefundDelay: time.Second})
+	paid := f.paidPayment(t, "purchase-1")
+	f.control(t, "/_sandbox/faults", `{"mode":"hold_refunds"}`)
+
+	held := f.refund(t, "refund-1", paid).str("refund_id")
+	f.clock.Advance(time.Hour)
+	require.Equal(t, "pending", f.call(t, http.MethodGet, "/v1/refunds/"+held, "", "").str("status"), "held past the delay")
+	require.Equal(t, "failed", f.call(t, http.MethodPost, "/_sandbox/refunds/"+held+"/fail", "", "").str("status"))
+	f.receiver.waitDeliveries(t, 2) // payment.succeeded, refund.failed
+
+	f.control(t, "/_sandbox/faults", `{"mode":"none"}`)
+	next := f.refund(t, "refund-2", paid).str("refund_id")
+	f.clock.Advance(time.Second)
+	require.Equal(t, "refund.succeeded", f.receiver.waitDeliveries(t, 3)[2].event.Type)
+	require.Equal(t, "succeeded", f.call(t, http.MethodGet, "/v1/refunds/"+next, "", "").str("status"))
+}
+
 func TestRefundUnavailableAnswers503AndChangesNothing(t *testing.T) {
 	t.Parallel()
 	f := setup(t, payment.Options{})

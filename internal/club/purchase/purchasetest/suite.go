@@ -421,6 +421,18 @@ func RunStore(t *testing.T, newPorts Factory) {
 		require.Equal(t, "cannot grant", got.Note())
 		require.Equal(t, purchase.ProviderPending, got.RefundStatus())
 		require.False(t, got.LatePayment())
+
+		// A failed refund and a person's second attempt: both attempts kept.
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.RecordRefund("re_1", purchase.ProviderFailed) })
+		f.Update(p.ID(), func(p *purchase.Purchase) error { return p.NeedReconciliation("RefundFailed", f.Now()) })
+		want = f.Update(p.ID(), func(p *purchase.Purchase) error {
+			return p.Resolve(purchase.Resolution{Action: purchase.ActionRefund, By: "ops-ann", Reason: "ticket 7"}, f.Now())
+		})
+		got = f.Purchase(p.ID())
+		require.Equal(t, want.Snapshot(), got.Snapshot())
+		require.Len(t, got.Refunds(), 2)
+		require.Equal(t, purchase.ProviderFailed, got.Refunds()[0].Status)
+		require.Equal(t, purchase.RefundKey(p.ID(), 2), got.RefundKey())
 	})
 
 	t.Run("a late payment's refund intent writes refund.requested with it", func(t *testing.T) {
