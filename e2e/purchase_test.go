@@ -247,7 +247,9 @@ func TestIntensiveFullWhileEverySeatIsHeld(t *testing.T) {
 // purchase, giving the seat back. Then the student pays anyway: the late
 // payment is refunded with its own key, exactly once, and no seat appears.
 func TestHoldExpiresThenALatePaymentIsRefunded(t *testing.T) {
-	intensiveID := newIntensive(t, 1, 5)
+	// A 20 s hold: the first payment request must go out before the
+	// cutoff (a tenth before the hold's end), also on a busy machine.
+	intensiveID := newIntensive(t, 1, 20)
 	student := newUser(t, "student")
 	purchaseID, paymentID := startPurchase(t, student, intensiveID)
 	deadline, err := time.Parse(time.RFC3339Nano, getPurchase(t, student, purchaseID).str("hold_expires_at"))

@@ -222,8 +222,9 @@ func TestFailedRefundIsRefundedOnAPersonsDecision(t *testing.T) {
 	for _, failures := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d failed", failures), func(t *testing.T) {
 			setPaymentFaults(t, map[string]any{"mode": "hold_refunds"}) // refunds wait for the test to settle them
-			// A 10 s hold: the saga asks for the payment before its 9 s cutoff.
-			intensiveID := newIntensive(t, 1, 10)
+			// A 20 s hold: the saga asks for the payment before its 18 s
+			// cutoff, also on a busy machine.
+			intensiveID := newIntensive(t, 1, 20)
 			student := newUser(t, "student")
 			purchaseID, paymentID := startPurchase(t, student, intensiveID)
 			awaitPurchase(t, student, purchaseID, "expired", patience.Deadline())

@@ -28,12 +28,14 @@ type sagaRow struct {
 func TestExercise2(t *testing.T) {
 	control(t, http.MethodPost, stack.file.PaymentURL+"/_sandbox/faults", map[string]any{"mode": "none"}, nil)
 
-	// Three intensives whose one sale expires unpaid (a 5 s hold), one
+	// Three intensives whose one sale expires unpaid (a 20 s hold: the first
+	// payment request must go out before the cutoff, a tenth before the
+	// hold's end, also on a busy machine), one
 	// seat of the first also sold and paid in time, so that "taken
 	// unchanged" has something to keep, and one intensive with a confirmed
 	// sale for the re-run of old handlers. Bought together: the cases share
 	// one wait for the deadlines.
-	lateIDs := []string{paidIntensive(t, 3, 5), paidIntensive(t, 2, 5), paidIntensive(t, 2, 5)}
+	lateIDs := []string{paidIntensive(t, 3, 20), paidIntensive(t, 2, 20), paidIntensive(t, 2, 20)}
 	confirmedID := paidIntensive(t, 2, 300)
 	sales := buySeats(t, append([]string{lateIDs[0], confirmedID}, lateIDs...)...)
 	kept, confirmed, late := sales[0], sales[1], sales[2:]

@@ -56,7 +56,9 @@ func outboxRowOf(t *testing.T, aggregateID, typ string) string {
 // exactly one refund, and no seat moves.
 func TestLatePaymentRefundStartedBySweeper(t *testing.T) {
 	control(t, http.MethodPost, stack.file.PaymentURL+"/_sandbox/faults", map[string]any{"mode": "none"}, nil)
-	intensiveID := paidIntensive(t, 1, 5)
+	// A 20 s hold: the first payment request must go out before the cutoff
+	// (a tenth before the hold's end), also on a busy machine.
+	intensiveID := paidIntensive(t, 1, 20)
 	s := buySeats(t, intensiveID)[0]
 	awaitStatus(t, s.purchaseID, "expired", 90*time.Second)
 	require.Equal(t, "SUCCEEDED", ended(t, s.purchaseID).status)
