@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/api/reference"
 	"github.com/clubdev/club/internal/apicontract"
 	"github.com/clubdev/club/internal/stackfile"
 	"github.com/clubdev/club/internal/userpool"
@@ -79,6 +80,7 @@ func runMain(m *testing.M) (code int) {
 			StateDir:      dir,
 			EndpointAddr:  freeAddr(),
 			APIAddr:       freeAddr(),
+			APIDocs:       reference.Handler(),
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
@@ -150,6 +152,7 @@ func runMain(m *testing.M) (code int) {
 		}
 	}
 	code = m.Run()
+	stopBrowser()
 	if clubctlDir != "" {
 		_ = os.RemoveAll(clubctlDir)
 	}
