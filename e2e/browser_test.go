@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +100,16 @@ type tab struct {
 	// problems are the console errors, uncaught exceptions, failed
 	// requests and requests to other hosts the page made.
 	problems []string
+	// expected are problems a test provoked on purpose (a refused request).
+	expected []*regexp.Regexp
+}
+
+// expect tolerates the problems that match pattern: the browser logs every
+// error answer, also one the test asked for.
+func (tb *tab) expect(pattern string) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.expected = append(tb.expected, regexp.MustCompile(pattern))
 }
 
 // openTab opens url in a new tab of the suite's browser and fails the test,
@@ -140,8 +152,14 @@ func openTab(t *testing.T, url, origin string) *tab {
 		<-done
 		tb.mu.Lock()
 		defer tb.mu.Unlock()
-		if len(tb.problems) > 0 {
-			t.Errorf("%s: the page reported problems:\n  %s", url, strings.Join(tb.problems, "\n  "))
+		var unexpected []string
+		for _, p := range tb.problems {
+			if !slices.ContainsFunc(tb.expected, func(re *regexp.Regexp) bool { return re.MatchString(p) }) {
+				unexpected = append(unexpected, p)
+			}
+		}
+		if len(unexpected) > 0 {
+			t.Errorf("%s: the page reported problems:\n  %s", url, strings.Join(unexpected, "\n  "))
 		}
 	})
 	tb.run(chromedp.Navigate(url))

@@ -94,6 +94,7 @@ var commands = []func(*Globals) *cobra.Command{
 	newCapacityCommand,
 	newReplayCommand,
 	newReconcileCommand,
+	newConsoleCommand,
 }
 
 // RefusedError marks a command that refused to act because acting would be
