@@ -197,14 +197,17 @@ func (tb *tab) text(sel string) string {
 	return value(tb, chromedp.Text(chromedp.CSS(sel)))
 }
 
-// screenshot writes the visible part of the page to docs/<name>.png when
-// CLUB_SCREENSHOTS is set.
+// screenshots says whether the tests write their screenshots.
+func screenshots() bool { return os.Getenv("CLUB_SCREENSHOTS") != "" }
+
+// screenshot writes the whole page to docs/<name>.png when CLUB_SCREENSHOTS
+// is set.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
-	if os.Getenv("CLUB_SCREENSHOTS") == "" {
+	if !screenshots() {
 		return
 	}
-	png := value(tb, chromedp.CaptureScreenshot())
+	png := value(tb, chromedp.FullScreenshot(100))
 	path := filepath.Join(moduleRoot(), "docs", name+".png")
 	require.NoError(tb.t, os.WriteFile(path, png, 0o644))
 	tb.t.Logf("screenshot: %s", path)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -31,6 +32,18 @@ func (c *consoleProcess) audit() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stderr.String()
+}
+
+// audited reports whether the audit log has a line for action by whom and
+// why.
+func (c *consoleProcess) audited(action, by, reason string) bool {
+	for _, line := range strings.Split(c.audit(), "\n") {
+		var a struct{ Action, By, Reason string }
+		if json.Unmarshal([]byte(line), &a) == nil && a.Action == action && a.By == by && a.Reason == reason {
+			return true
+		}
+	}
+	return false
 }
 
 // startConsole runs clubctl console on a free loopback port with args; it
@@ -80,7 +93,9 @@ func (c *consoleProcess) open(t *testing.T, route, page string) *tab {
 // goTo follows a hash route in the tab and waits for page to load.
 func (tb *tab) goTo(route, page string) {
 	tb.t.Helper()
-	tb.run(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById("main").dataset.loaded = ""; location.hash = %q`, route)))
+	// Setting the hash it has already changes nothing: route again then.
+	tb.run(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById("main").dataset.loaded = "";
+		if (location.hash === %[1]q) { consoleRoute(); } else { location.hash = %[1]q; }`, route)))
 	tb.run(chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`main[data-loaded=%q]`, page))))
 }
 
@@ -163,4 +178,135 @@ func TestConsoleReadOnly(t *testing.T) {
 		require.Equal(t, "read_only", code, a.path)
 	}
 	require.NotContains(t, c.audit(), `"action"`, "nothing was done")
+}
+
+// TestConsoleActions: with --allow-actions, an action without the session
+// token (or with another) is refused; a redrive from the page moves dead
+// letters back with progress, a rate cap and cancel, each moved letter
+// reaching its queue once and the rest left untouched; a resolve from the
+// page changes the purchase and records who and why in its history, as the
+// CLI does; a resolve the provider's answer contradicts is refused.
+func TestConsoleActions(t *testing.T) {
+	// Traffic, a purchase handed to a person, and dead letters.
+	classID, teacher := newClass(t, 10)
+	for range 3 {
+		r := enroll(t, newUser(t, "student"), classID, id("key"))
+		require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+	}
+	eventually(t, 30*time.Second, "counted", func() bool { return enrollmentsTotal(t, teacher, classID) == 3 })
+	intensiveID := newIntensive(t, 2, 300)
+	purchaseID, _ := startPurchase(t, newUser(t, "student"), intensiveID)
+	handOver(t, purchaseID)
+	emptyDLQ(t, "NotificationsDLQ")
+	const letters = 12
+	sent := deadLetters(t, "NotificationsDLQ", letters)
+
+	c := startConsole(t, "--allow-actions")
+	tb := c.open(t, "#/", "overview")
+	require.Contains(t, tb.text("#mode"), "actions allowed")
+	require.Contains(t, tb.text(`#work-classes tr[data-queue="NotificationsQueue"]`), fmt.Sprintf("NotificationsDLQ (%d)", letters))
+	if screenshots() {
+		// A chart needs points: the console samples every second.
+		eventually(t, time.Minute, "ten samples for the charts", func() bool {
+			return value(tb, chromedp.Evaluate[int](`consoleAPI.get("/api/history").then(h => h.points.length)`, chromedp.EvalAwaitPromise)) >= 10
+		})
+		tb.goTo("#/", "overview")
+		tb.screenshot("console")
+	}
+
+	// Without the session's token, or with another, nothing is done.
+	tb.expect(`status of 403 \(Forbidden\)`)
+	for _, token := range []string{"", "0123456789abcdef"} {
+		for _, a := range consoleActions {
+			status, code := tb.postFromPage(a.path, a.body, &token)
+			require.Equal(t, http.StatusForbidden, status, a.path)
+			require.Equal(t, "token_invalid", code, a.path)
+		}
+	}
+	require.Equal(t, letters, queueDepth(t, "NotificationsDLQ"))
+	require.Equal(t, "needs_reconciliation", storedPurchaseOf(t, purchaseID).Status)
+
+	// The DLQ's letters, masked, and a redrive at 2/s, cancelled once it
+	// has moved a few.
+	tb.goTo("#/dlq/notifications", "dlq")
+	require.Equal(t, letters, tb.count(`#letters tr[data-message-id]`))
+	require.Contains(t, tb.text(`#letters tbody tr`), "retries_exhausted")
+	tb.screenshot("console-dlq")
+	tb.run(
+		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="max"]`), "0"),
+		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="rate"]`), "2"),
+		chromedp.SendKeys(chromedp.CSS(`#redrive-form input[name="reason"]`), "provider back after outage, ticket 815"),
+		chromedp.Click(chromedp.CSS(`#redrive-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#redrive-progress`)),
+	)
+	eventually(t, time.Minute, "a few moved", func() bool {
+		return value(tb, chromedp.Evaluate[int](`Number((document.getElementById("redrive-progress") || {}).value || 0)`)) >= 2
+	})
+	tb.screenshot("console-redrive")
+	tb.run(chromedp.Click(chromedp.CSS(`#redrive-cancel`)), chromedp.WaitVisible(chromedp.CSS(`#redrive-status[data-status="CANCELLED"]`)))
+	status := tb.text("#redrive-status")
+	m := regexp.MustCompile(`^CANCELLED: (\d+) of 12 moved at most 2/s`).FindStringSubmatch(status)
+	require.NotNil(t, m, status)
+	var moved int
+	_, _ = fmt.Sscan(m[1], &moved)
+	require.Less(t, moved, letters, "cancelled in the middle")
+	require.True(t, c.audited("redrive start", "ops-console", "provider back after outage, ticket 815"), c.audit())
+	require.True(t, c.audited("redrive cancel", "ops-console", "provider back after outage, ticket 815"), c.audit())
+
+	// Each moved letter reached the notifier once (which dead-letters it
+	// again: its enrollment does not exist); the others were not touched.
+	eventually(t, 2*time.Minute, "every moved letter handled and back in the DLQ", func() bool {
+		return queueDepth(t, "NotificationsQueue") == 0 && queueDepth(t, "NotificationsDLQ") >= letters
+	})
+	untouched, movedBodies := 0, map[string]map[string]bool{}
+	for _, l := range drainDLQ(t, "NotificationsDLQ") {
+		require.True(t, sent[l.body], "only what was sent")
+		switch l.code {
+		case "retries_exhausted":
+			untouched++
+		case "enrollment_not_found":
+			if movedBodies[l.body] == nil {
+				movedBodies[l.body] = map[string]bool{}
+			}
+			movedBodies[l.body][l.original] = true
+		default:
+			t.Fatalf("unexpected dead letter %+v", l)
+		}
+	}
+	require.Len(t, movedBodies, moved, "each moved letter came back from the notifier")
+	for body, originals := range movedBodies {
+		require.Len(t, originals, 1, "reached its queue once: %s", body)
+	}
+	require.Equal(t, letters-moved, untouched, "the rest untouched")
+
+	// The purchase: listed, then resolved from its page.
+	tb.goTo("#/purchases", "purchases")
+	require.Contains(t, tb.text(fmt.Sprintf(`#purchase-list tr[data-purchase=%q]`, purchaseID)), "needs_reconciliation")
+	tb.goTo("#/purchases/"+purchaseID, "purchases")
+	require.Contains(t, tb.text("#purchase-facts"), "pay-"+purchaseID, "the payment's idempotency key")
+	tb.screenshot("console-purchase")
+	// Confirm without a recorded payment: refused, nothing changes.
+	tb.expect(`status of 409 \(Conflict\)`)
+	tb.run(
+		chromedp.SetValue(chromedp.CSS(`#resolve-form select[name="action"]`), "confirm"),
+		chromedp.SendKeys(chromedp.CSS(`#resolve-form textarea[name="reason"]`), "seen in the dashboard"),
+		chromedp.Click(chromedp.CSS(`#resolve-form button[type="submit"]`)),
+	)
+	require.Contains(t, tb.text(`#resolve .error[data-code="refused"]`), "pending")
+	require.Equal(t, "needs_reconciliation", storedPurchaseOf(t, purchaseID).Status)
+	// Release: no money moved.
+	tb.run(
+		chromedp.SetValue(chromedp.CSS(`#resolve-form select[name="action"]`), "release"),
+		chromedp.SetValue(chromedp.CSS(`#resolve-form textarea[name="reason"]`), "no payment at the provider, ticket 816"),
+		chromedp.Click(chromedp.CSS(`#resolve-form button[type="submit"]`)),
+	)
+	require.Contains(t, tb.text("#resolve-result"), "Purchase is expired (release by ops-console)")
+	require.Equal(t, "expired", tb.text("#purchase-status"))
+	p := storedPurchaseOf(t, purchaseID)
+	require.Equal(t, "expired", p.Status)
+	last := p.History[len(p.History)-1]
+	require.Equal(t, "ops-console", last.By)
+	require.Equal(t, "no payment at the provider, ticket 816", last.Reason)
+	require.Contains(t, tb.text("#history tbody tr:last-child"), "no payment at the provider, ticket 816")
+	require.True(t, c.audited("resolve release", "ops-console", "no payment at the provider, ticket 816"), c.audit())
 }

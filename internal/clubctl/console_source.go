@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -247,7 +248,14 @@ type rawJSON []byte
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
 func (s *consoleSource) PlanRedrive(ctx context.Context, r console.RedriveRequest) (console.RedrivePlan, error) {
-	o := dlqRedriveOptions{queue: r.Queue, batch: 10, max: r.Max, force: r.Force}
+	// Batches no larger than a second's worth at the rate cap: the limiter
+	// lets a whole batch through at once, and the progress bar should move
+	// every second, not every ten.
+	batch := 10
+	if r.Rate > 0 {
+		batch = min(10, max(1, int(math.Ceil(r.Rate))))
+	}
+	o := dlqRedriveOptions{queue: r.Queue, batch: batch, max: r.Max, force: r.Force}
 	plan, err := s.g.planRedrive(ctx, s.t, o, r.Rate, false)
 	if err != nil {
 		return console.RedrivePlan{}, consoleError(err)

@@ -152,9 +152,9 @@ func (c *Console) cancelRedrive(r *http.Request) (int, any, error) {
 		return 0, nil, &Error{Status: http.StatusConflict, Code: CodeConflict, Err: fmt.Errorf("redrive %s is %s, not running", m.ID, status)}
 	}
 	m.Status = moveCancelling
-	m.cancelFunc()
-	out := *m
+	out, cancel := *m, m.cancelFunc
 	ms.mu.Unlock()
 	c.audit("redrive cancel", out.Queue, out.Reason, out)
+	cancel()
 	return http.StatusAccepted, out, nil
 }

@@ -408,4 +408,5 @@ const mode = document.getElementById("mode");
 mode.textContent = actionsAllowed ? "actions allowed" : "read-only";
 mode.classList.toggle("actions", actionsAllowed);
 window.addEventListener("hashchange", route);
+window.consoleRoute = route;
 route();
