@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset docs docs-assets test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset docs docs-assets screenshots test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,6 +42,9 @@ docs-assets: ## Fetch the vendored Swagger UI again from npm at its pinned versi
 	cd $(CLUB_DIR)/npm && npm pack --silent swagger-ui-dist@$(SWAGGER_UI) >/dev/null && tar xzf swagger-ui-dist-$(SWAGGER_UI).tgz
 	cd $(CLUB_DIR)/npm/package && sha256sum -c $(CURDIR)/api/reference/swaggerui/SHA256SUMS
 	cd $(CLUB_DIR)/npm/package && cp $(SWAGGER_UI_FILES) $(CURDIR)/api/reference/swaggerui/
+
+screenshots: ## Take the pages' screenshots in docs/ (the browser tests, with CLUB_SCREENSHOTS=1; needs chromium)
+	CLUB_SCREENSHOTS=1 $(GO) test -count=1 -run '^(TestConsole|TestAPIReferencePage)' ./e2e/
 
 # The two stack suites come first: they are the longest and mostly wait on
 # the stack, so starting them at once lets the other packages fill the gaps.

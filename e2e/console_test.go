@@ -156,6 +156,7 @@ func TestConsoleReadOnly(t *testing.T) {
 		tb.text(p.sel)
 	}
 	require.Contains(t, tb.text("#capacity-verdict"), "Drains in 5 m 0 s", "6000 queued, 100/s served, 80/s arriving: 300 s")
+	tb.screenshot("console-capacity")
 
 	// Find by id: the class, then the enrollment.
 	tb.goTo("#/find/"+classID, "find")
@@ -165,6 +166,7 @@ func TestConsoleReadOnly(t *testing.T) {
 	require.Contains(t, tb.text(`#find-results tr.place[data-where="outbox"][data-kind="enrollment.created"]`), "published")
 	require.Contains(t, tb.text(`#find-results tr.place[data-where="club table"][data-kind="roster_entry"]`), "ROSTER#"+enrollmentID, "the roster's record of it")
 	require.Positive(t, tb.count(`#find-results tr.place[data-where="inbox"]`), "a consumer's inbox record of its event")
+	tb.screenshot("console-find")
 
 	// Read-only: the page offers no action, and the console refuses every
 	// one, token or not.
@@ -206,9 +208,17 @@ func TestConsoleActions(t *testing.T) {
 	require.Contains(t, tb.text("#mode"), "actions allowed")
 	require.Contains(t, tb.text(`#work-classes tr[data-queue="NotificationsQueue"]`), fmt.Sprintf("NotificationsDLQ (%d)", letters))
 	if screenshots() {
-		// A chart needs points: the console samples every second.
-		eventually(t, time.Minute, "ten samples for the charts", func() bool {
-			return value(tb, chromedp.Evaluate[int](`consoleAPI.get("/api/history").then(h => h.points.length)`, chromedp.EvalAwaitPromise)) >= 10
+		// A chart needs points (the console samples every second), and
+		// traffic while it samples: a student enrolls between samples.
+		busy, _ := newClass(t, 100)
+		samples := 0
+		eventually(t, time.Minute, "twenty samples for the charts", func() bool {
+			n := value(tb, chromedp.Evaluate[int](`consoleAPI.get("/api/history").then(h => h.points.length)`, chromedp.EvalAwaitPromise))
+			for ; samples < n; samples++ {
+				r := enroll(t, newUser(t, "student"), busy, id("key"))
+				require.Equal(t, http.StatusCreated, r.status, string(r.raw))
+			}
+			return n >= 20
 		})
 		tb.goTo("#/", "overview")
 		tb.screenshot("console")

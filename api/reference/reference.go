@@ -64,8 +64,13 @@ func render(openapi []byte) ([]byte, error) {
 <div id="reference"></div>
 <script src="data:text/javascript;base64,%s"></script>
 <script>
+const spec = %s;
+// Served by an API ("Try it out" then calls that one), not opened as a file.
+if (location.protocol.startsWith("http")) {
+  spec.servers = [{ url: location.origin, description: "this server" }].concat(spec.servers || []);
+}
 window.ui = SwaggerUIBundle({
-  spec: %s,
+  spec: spec,
   dom_id: "#reference",
   deepLinking: true,
   docExpansion: "list",

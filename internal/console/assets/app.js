@@ -127,7 +127,7 @@ function alarmsSection(st) {
 
 // chart draws series [{name, values: [[t, v]], color}] as lines in an SVG.
 function chart(title, series, unit) {
-  const W = 300, H = 100, pad = 4;
+  const W = 300, H = 100, pad = 8;
   const all = series.flatMap(s => s.values);
   const svgNS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(svgNS, "svg");
@@ -164,7 +164,8 @@ function charts(st, hist) {
     const depth = pts.filter(p => p.queues[q.name]).map(p => [t(p), p.queues[q.name].visible + p.queues[q.name].in_flight]);
     const age = pts.filter(p => p.queues[q.name] && p.queues[q.name].oldest_age_seconds !== null).map(p => [t(p), p.queues[q.name].oldest_age_seconds]);
     const limit = q.max_age_seconds ? age.map(p => [p[0], q.max_age_seconds]) : [];
-    out.push(chart(q.name + ": depth", [{ name: "visible + in flight", values: depth, color: "#2459c8" }]));
+    const dead = pts.filter(p => p.queues[q.name] && p.queues[q.name].dlq_depth !== null).map(p => [t(p), p.queues[q.name].dlq_depth]);
+    out.push(chart(q.name + ": depth", [{ name: "visible + in flight", values: depth, color: "#2459c8" }].concat(q.dlq ? [{ name: "in " + q.dlq, values: dead, color: "#b42318", dash: true }] : [])));
     if (q.class) out.push(chart(q.name + ": oldest age against " + q.class, [{ name: "age", values: age, color: "#b54708" }, { name: "max age", values: limit, color: "#b42318", dash: true }], "s"));
   }
   out.push(chart("Outbox: unpublished rows", [{ name: "unpublished", values: pts.filter(p => p.outbox_unpublished !== null).map(p => [t(p), p.outbox_unpublished]), color: "#2459c8" }]));

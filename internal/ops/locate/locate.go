@@ -136,7 +136,12 @@ func (f *Finder) club(ctx context.Context, id string, events []string, r *Result
 		if !isEvent && !endsWithID(pk, id) && !endsWithID(sk, id) {
 			continue // contains matched a longer id
 		}
-		p := Place{Where: "club table", Kind: entity, Key: pk + " " + sk, Status: str(it, "status"), At: at(it, "created_at"), Detail: it}
+		p := Place{Where: "club table", Kind: entity, Key: pk + " " + sk, Status: str(it, "status"), Detail: it}
+		for _, k := range []string{"created_at", "enrolled_at", "granted_at"} {
+			if p.At == nil {
+				p.At = at(it, k)
+			}
+		}
 		if entity == "inbox" {
 			p.Where, p.Kind, p.Status, p.At = "inbox", str(it, "consumer"), "applied "+str(it, "event_type"), at(it, "processed_at")
 		}
