@@ -242,6 +242,12 @@ func TestConsoleActions(t *testing.T) {
 	require.Equal(t, letters, tb.count(`#letters tr[data-message-id]`))
 	require.Contains(t, tb.text(`#letters tbody tr`), "retries_exhausted")
 	tb.screenshot("console-dlq")
+	// A dead letter by its message id: in the DLQ, with its reason.
+	messageID := value(tb, chromedp.AttributeValue(chromedp.CSS(`#letters tr[data-message-id]`), "data-message-id")).Value
+	require.NotEmpty(t, messageID)
+	tb.goTo("#/find/"+messageID, "find")
+	require.Contains(t, tb.text(`#find-results tr.place[data-where="dlq"][data-kind="NotificationsDLQ"]`), "retries_exhausted")
+	tb.goTo("#/dlq/notifications", "dlq")
 	tb.run(
 		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="max"]`), "0"),
 		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="rate"]`), "2"),
@@ -288,6 +294,11 @@ func TestConsoleActions(t *testing.T) {
 		require.Len(t, originals, 1, "reached its queue once: %s", body)
 	}
 	require.Equal(t, letters-moved, untouched, "the rest untouched")
+
+	// The purchase by id: its item and its saga execution.
+	tb.goTo("#/find/"+purchaseID, "find")
+	require.Contains(t, tb.text(`#find-results tr.place[data-where="club table"][data-kind="purchase"]`), "needs_reconciliation")
+	require.Contains(t, tb.text(`#find-results tr.place[data-where="saga"]`), purchaseID)
 
 	// The purchase: listed, then resolved from its page.
 	tb.goTo("#/purchases", "purchases")
