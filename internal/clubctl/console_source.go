@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/purchase"
 	"github.com/clubdev/club/internal/console"
+	"github.com/clubdev/club/internal/ops/cwmetric"
 	"github.com/clubdev/club/internal/ops/locate"
 	"github.com/clubdev/club/internal/ops/queues"
 	"github.com/clubdev/club/internal/ops/reconcile"
@@ -276,4 +278,72 @@ func (s *consoleSource) PlanRedrive(ctx context.Context, r console.RedriveReques
 			return res.Moved, err
 		},
 	}, nil
+}
+
+// PastHour reads the hour before now from CloudWatch's one-minute metrics
+// (depth, in flight, age of the oldest message and DLQ depth of every
+// queue; iterator age of every function). The local cloud publishes no
+// service metrics: there the charts start with the console.
+func (s *consoleSource) PastHour(ctx context.Context) ([]console.Sample, error) {
+	if IsLocal(s.t.stack) {
+		return nil, nil
+	}
+	type ref struct {
+		set func(*console.Sample, float64)
+	}
+	var queries []cwmetric.Query
+	var refs []ref
+	add := func(q cwmetric.Query, r ref) { queries, refs = append(queries, q), append(refs, r) }
+	for _, q := range s.t.catalog.Queues() {
+		name := q.Name
+		queueSample := func(p *console.Sample, f func(*console.QueueSample)) {
+			qs := p.Queues[name]
+			f(&qs)
+			p.Queues[name] = qs
+		}
+		add(cwmetric.QueueVisible(queues.NameOf(q.URL)), ref{set: func(p *console.Sample, v float64) {
+			queueSample(p, func(qs *console.QueueSample) { qs.Visible = int64(v) })
+		}})
+		add(cwmetric.QueueInFlight(queues.NameOf(q.URL)), ref{set: func(p *console.Sample, v float64) {
+			queueSample(p, func(qs *console.QueueSample) { qs.InFlight = int64(v) })
+		}})
+		add(cwmetric.QueueAge(queues.NameOf(q.URL)), ref{set: func(p *console.Sample, v float64) {
+			queueSample(p, func(qs *console.QueueSample) { qs.Age = &v })
+		}})
+		if q.DLQURL != "" {
+			add(cwmetric.QueueVisible(queues.NameOf(q.DLQURL)), ref{set: func(p *console.Sample, v float64) {
+				n := int64(v)
+				queueSample(p, func(qs *console.QueueSample) { qs.DLQ = &n })
+			}})
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Values(s.t.stack.Functions)) {
+		add(cwmetric.IteratorAge(fn), ref{set: func(p *console.Sample, v float64) {
+			seconds := v / 1000 // milliseconds
+			p.Streams[fn] = console.StreamSample{Age: &seconds}
+		}})
+	}
+	now := s.g.Now()
+	series, err := cwmetric.Series(ctx, s.g.clients.cloudWatch(s.t.aws), now.Add(-time.Hour), now, queries)
+	if err != nil {
+		return nil, err
+	}
+	byMinute := map[time.Time]*console.Sample{}
+	for i, points := range series {
+		for _, pt := range points {
+			at := pt.At.UTC()
+			p := byMinute[at]
+			if p == nil {
+				p = &console.Sample{At: at, Queues: map[string]console.QueueSample{}, Streams: map[string]console.StreamSample{}, Source: "cloudwatch"}
+				byMinute[at] = p
+			}
+			refs[i].set(p, pt.Value)
+		}
+	}
+	out := make([]console.Sample, 0, len(byMinute))
+	for _, p := range byMinute {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b console.Sample) int { return a.At.Compare(b.At) })
+	return out, nil
 }

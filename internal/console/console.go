@@ -45,6 +45,9 @@ type Source interface {
 	Capacity(ctx context.Context, q url.Values) (any, error)
 	// Resolve is clubctl reconcile resolve.
 	Resolve(ctx context.Context, r Resolution) (any, error)
+	// PastHour is what is known of the hour before the console started, for
+	// the charts (nil: nothing).
+	PastHour(ctx context.Context) ([]Sample, error)
 	// PlanRedrive checks a redrive as clubctl dlq redrive does and returns
 	// it ready to run.
 	PlanRedrive(ctx context.Context, r RedriveRequest) (RedrivePlan, error)

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/patience"
 )
 
 // fakeSource counts the actions that reach it: a refused action must not.
@@ -34,6 +37,9 @@ func (f *fakeSource) Capacity(context.Context, url.Values) (any, error) { return
 func (f *fakeSource) Resolve(_ context.Context, r Resolution) (any, error) {
 	f.resolves.Add(1)
 	return map[string]any{"by": r.By, "reason": r.Reason}, nil
+}
+func (f *fakeSource) PastHour(context.Context) ([]Sample, error) {
+	return []Sample{{At: time.Date(2026, 1, 1, 11, 30, 0, 0, time.UTC), Queues: map[string]QueueSample{"Q": {Visible: 7}}, Source: "cloudwatch"}}, nil
 }
 func (f *fakeSource) PlanRedrive(context.Context, RedriveRequest) (RedrivePlan, error) {
 	f.redrives.Add(1)
@@ -152,4 +158,18 @@ func TestErrorsHaveStableCodes(t *testing.T) {
 		require.Equal(t, want, code(t, do(c, http.MethodGet, path, "", "")), path)
 	}
 	require.Empty(t, audit.String(), "reads are not audited")
+}
+
+func TestChartsStartWithThePastHour(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	c, _ := setup(t, Options{SampleEvery: time.Hour, Now: func() time.Time { return now }})
+	var got struct {
+		Points []Sample `json:"points"`
+	}
+	require.Eventually(t, func() bool {
+		require.NoError(t, json.Unmarshal(do(c, http.MethodGet, "/api/history", "", "").Body.Bytes(), &got))
+		return len(got.Points) > 0 && got.Points[0].Source == "cloudwatch"
+	}, patience.Wait(), 10*time.Millisecond)
+	require.Equal(t, int64(7), got.Points[0].Queues["Q"].Visible)
 }

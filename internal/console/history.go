@@ -3,30 +3,37 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 )
 
-// history keeps the charts' samples: what Status said, every SampleEvery,
-// for the last hour. It starts with the console: on a stack on AWS the
-// CloudWatch metrics go further back (clubctl status reads their latest
-// value), but the charts show what this console saw.
+// history keeps the charts' samples for the last hour: what
+// Source.PastHour says of the time before the console started (CloudWatch's
+// one-minute metrics on AWS; nothing on the local cloud, which publishes
+// none), then what Status says every SampleEvery.
 type history struct {
 	mu     sync.Mutex
 	window time.Duration
-	points []point
+	points []Sample
 }
 
-type point struct {
-	At     time.Time             `json:"at"`
-	Queues map[string]queuePoint `json:"queues"`
+// Sample is the state of the stack at one time, as the charts draw it.
+type Sample struct {
+	At time.Time `json:"at"`
+	// Queues by name.
+	Queues map[string]QueueSample `json:"queues"`
 	// OutboxUnpublished and OutboxAgeSeconds: nil when not read.
-	OutboxUnpublished *int                   `json:"outbox_unpublished"`
-	OutboxAgeSeconds  *float64               `json:"outbox_oldest_age_seconds"`
-	Streams           map[string]streamPoint `json:"streams"`
+	OutboxUnpublished *int     `json:"outbox_unpublished"`
+	OutboxAgeSeconds  *float64 `json:"outbox_oldest_age_seconds"`
+	// Streams by consumer.
+	Streams map[string]StreamSample `json:"streams"`
+	// Source is "console" (Status, sampled) or "cloudwatch" (PastHour).
+	Source string `json:"source"`
 }
 
-type queuePoint struct {
+// QueueSample is one queue's numbers; nil: not known at that time.
+type QueueSample struct {
 	Visible  int64    `json:"visible"`
 	InFlight int64    `json:"in_flight"`
 	Age      *float64 `json:"oldest_age_seconds"`
@@ -34,7 +41,8 @@ type queuePoint struct {
 	DLQ      *int64   `json:"dlq_depth"`
 }
 
-type streamPoint struct {
+// StreamSample is one stream consumer's lag; nil: not known.
+type StreamSample struct {
 	Records *uint64  `json:"records_behind"`
 	Age     *float64 `json:"iterator_age_seconds"`
 }
@@ -64,22 +72,46 @@ type statusDoc struct {
 func newHistory(window time.Duration) *history { return &history{window: window} }
 
 func (h *history) add(doc statusDoc) {
-	p := point{At: doc.At, Queues: map[string]queuePoint{}, Streams: map[string]streamPoint{}}
+	p := Sample{At: doc.At, Queues: map[string]QueueSample{}, Streams: map[string]StreamSample{}, Source: "console"}
 	for _, q := range doc.Queues {
-		p.Queues[q.Name] = queuePoint{Visible: q.Visible, InFlight: q.InFlight, Age: q.Age, MaxAge: q.MaxAge, DLQ: q.DLQ}
+		p.Queues[q.Name] = QueueSample{Visible: q.Visible, InFlight: q.InFlight, Age: q.Age, MaxAge: q.MaxAge, DLQ: q.DLQ}
 	}
 	if doc.Outbox != nil {
 		n := doc.Outbox.Unpublished
 		p.OutboxUnpublished, p.OutboxAgeSeconds = &n, doc.Outbox.Age
 	}
 	for _, s := range doc.Streams {
-		p.Streams[s.Consumer] = streamPoint{Records: s.Records, Age: s.Age}
+		p.Streams[s.Consumer] = StreamSample{Records: s.Records, Age: s.Age}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.points = append(h.points, p)
+	h.trim(p.At)
+}
+
+// seed puts samples from before the console started in front of its own.
+func (h *history) seed(past []Sample, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var first time.Time
+	if len(h.points) > 0 {
+		first = h.points[0].At
+	}
+	var keep []Sample
+	for _, p := range past {
+		if first.IsZero() || p.At.Before(first) {
+			keep = append(keep, p)
+		}
+	}
+	slices.SortFunc(keep, func(a, b Sample) int { return a.At.Compare(b.At) })
+	h.points = append(keep, h.points...)
+	h.trim(now)
+}
+
+// trim drops the samples older than the window before now.
+func (h *history) trim(now time.Time) {
 	cut := 0
-	for cut < len(h.points) && doc.At.Sub(h.points[cut].At) > h.window {
+	for cut < len(h.points) && now.Sub(h.points[cut].At) > h.window {
 		cut++
 	}
 	h.points = h.points[cut:]
@@ -88,12 +120,19 @@ func (h *history) add(doc statusDoc) {
 func (h *history) snapshot() map[string]any {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return map[string]any{"window_seconds": h.window.Seconds(), "points": append([]point{}, h.points...)}
+	return map[string]any{"window_seconds": h.window.Seconds(), "points": append([]Sample{}, h.points...)}
 }
 
-// sample reads the status every SampleEvery until ctx ends. A failed read
-// leaves a gap in the charts.
+// sample reads the past hour once, then the status every SampleEvery until
+// ctx ends. A failed read leaves a gap in the charts.
 func (c *Console) sample(ctx context.Context) {
+	c.wg.Add(1) // the caller's Add keeps the count above zero
+	go func() {
+		defer c.wg.Done()
+		if past, err := c.src.PastHour(ctx); err == nil {
+			c.history.seed(past, c.opts.Now())
+		}
+	}()
 	t := time.NewTicker(c.opts.SampleEvery)
 	defer t.Stop()
 	for {

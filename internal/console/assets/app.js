@@ -175,7 +175,11 @@ function charts(st, hist) {
     name: c, color: colors[i % colors.length],
     values: pts.filter(p => p.streams[c]).map(p => [t(p), p.streams[c].records_behind ?? p.streams[c].iterator_age_seconds ?? 0]),
   }))));
-  return h("div", { class: "grid", id: "charts" }, out);
+  const fromCloudWatch = pts.filter(p => p.source === "cloudwatch");
+  const note = fromCloudWatch.length
+    ? "CloudWatch's one-minute metrics until " + when(fromCloudWatch[fromCloudWatch.length - 1].at) + ", then the console's own samples."
+    : "Sampled by this console since it started" + (pts.length ? " (" + when(pts[0].at) + ")" : "") + ": this stack publishes no CloudWatch metrics to go further back.";
+  return h("div", {}, h("p", { class: "muted", id: "charts-source" }, note), h("div", { class: "grid", id: "charts" }, out));
 }
 
 // ---- Dead letters ----

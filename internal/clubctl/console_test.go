@@ -1,0 +1,47 @@
+package clubctl
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/internal/ops/cwmetric"
+	"github.com/clubdev/club/internal/ops/queues"
+)
+
+// On AWS the console's charts start with the hour CloudWatch kept: every
+// queue's depth, in flight, age and DLQ depth, and each function's
+// iterator age, one sample per timestamp.
+func TestConsolePastHourFromCloudWatch(t *testing.T) {
+	t.Parallel()
+	e := newStackEnv(t, false, nil)
+	notifications, dlq := e.stack.Queues["NotificationsQueue"], e.stack.Queues["NotificationsDLQ"]
+	metrics := cloudWatchMetrics{queues.NameOf(notifications): 42, queues.NameOf(dlq): 3, "club-Relay": 1500}
+	g := newGlobals(io.Discard, io.Discard)
+	g.StackFile = e.stackFile
+	e.at(0, func(g *Globals) { g.clients.cloudWatch = func(aws.Config) cwmetric.CloudWatch { return metrics } })(g)
+	tg, err := g.loadTarget(context.Background())
+	require.NoError(t, err)
+
+	past, err := (&consoleSource{g: g, t: tg}).PastHour(context.Background())
+	require.NoError(t, err)
+	require.Len(t, past, 1, "the fake has one timestamp")
+	p := past[0]
+	require.Equal(t, "cloudwatch", p.Source)
+	n := p.Queues["NotificationsQueue"]
+	require.EqualValues(t, 42, n.Visible) // the fake answers each metric of a queue alike
+	require.EqualValues(t, 42, n.InFlight)
+	require.InDelta(t, 42, *n.Age, 0)
+	require.EqualValues(t, 3, *n.DLQ)
+	require.InDelta(t, 1.5, *p.Streams["club-Relay"].Age, 1e-9, "milliseconds to seconds")
+	require.NotContains(t, p.Streams, "club-Notifier", "no datapoint, no sample")
+
+	// The local cloud publishes no metrics: nothing to ask.
+	tg.stack.IssuerKeyFile = "issuer-key.pem"
+	past, err = (&consoleSource{g: g, t: tg}).PastHour(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, past)
+}
