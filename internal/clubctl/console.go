@@ -97,10 +97,15 @@ func runConsole(ctx context.Context, g *Globals, o consoleOptions) error {
 	}
 	defer ln.Close()
 	addr := ln.Addr().(*net.TCPAddr)
-	c, err := console.New(&consoleSource{g: g, t: t, by: by, peek: o.peek, providerTimeout: o.providerTimeout}, console.Options{
-		AllowActions: o.allowActions, By: by, Audit: g.Stderr, SampleEvery: o.sampleEvery, Now: g.Now,
-		Hosts: []string{addr.String(), fmt.Sprintf("localhost:%d", addr.Port)},
-	})
+	opts := console.Options{AllowActions: o.allowActions, By: by, Audit: g.Stderr, SampleEvery: o.sampleEvery, Now: g.Now}
+	if addr.IP.IsLoopback() {
+		// Only this machine's pages reach a loopback address, unless a
+		// hostile page renames it (DNS rebinding): answer only its own names.
+		opts.Hosts = []string{addr.String(), fmt.Sprintf("localhost:%d", addr.Port)}
+	} else {
+		fmt.Fprintf(g.Stderr, "clubctl: warning: the console has no login: whoever reaches %s can read it\n", addr)
+	}
+	c, err := console.New(&consoleSource{g: g, t: t, by: by, peek: o.peek, providerTimeout: o.providerTimeout}, opts)
 	if err != nil {
 		return err
 	}
