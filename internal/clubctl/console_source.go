@@ -63,6 +63,14 @@ func (s *consoleSource) Status(ctx context.Context) (any, error) {
 	return statusJSON(r, 0), nil
 }
 
+func (s *consoleSource) Gauges(ctx context.Context) (any, error) {
+	r, err := s.g.collectStatus(ctx, s.t, statusOptions{peekLimit: 100, gaugesOnly: true}, false)
+	if err != nil {
+		return nil, err
+	}
+	return statusJSON(r, 0), nil
+}
+
 func (s *consoleSource) DeadLetterQueues(ctx context.Context) (any, error) {
 	out, err := s.g.dlqSummaries(ctx, s.t)
 	if out == nil {

@@ -28,6 +28,9 @@ type Source interface {
 	// Status is clubctl status: work classes, outbox, streams, purchases,
 	// alarms.
 	Status(ctx context.Context) (any, error)
+	// Gauges is Status without what is costly to read often (counting
+	// purchases scans the club table): the charts' samples.
+	Gauges(ctx context.Context) (any, error)
 	// DeadLetterQueues is clubctl dlq list.
 	DeadLetterQueues(ctx context.Context) (any, error)
 	// DeadLetters is clubctl dlq show --queue queue --max max --body, with

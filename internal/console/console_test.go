@@ -26,6 +26,7 @@ type fakeSource struct {
 func (f *fakeSource) Status(context.Context) (any, error) {
 	return map[string]any{"queues": []any{}}, nil
 }
+func (f *fakeSource) Gauges(ctx context.Context) (any, error)       { return f.Status(ctx) }
 func (f *fakeSource) DeadLetterQueues(context.Context) (any, error) { return []any{}, nil }
 func (f *fakeSource) DeadLetters(_ context.Context, q string, _ int) (any, error) {
 	return nil, NotFound(errors.New("no queue " + q))

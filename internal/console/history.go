@@ -11,7 +11,7 @@ import (
 // history keeps the charts' samples for the last hour: what
 // Source.PastHour says of the time before the console started (CloudWatch's
 // one-minute metrics on AWS; nothing on the local cloud, which publishes
-// none), then what Status says every SampleEvery.
+// none), then what Gauges says every SampleEvery.
 type history struct {
 	mu     sync.Mutex
 	window time.Duration
@@ -136,7 +136,7 @@ func (c *Console) sample(ctx context.Context) {
 	t := time.NewTicker(c.opts.SampleEvery)
 	defer t.Stop()
 	for {
-		if v, err := c.src.Status(ctx); err == nil {
+		if v, err := c.src.Gauges(ctx); err == nil {
 			if raw, err := json.Marshal(v); err == nil {
 				var doc statusDoc
 				if json.Unmarshal(raw, &doc) == nil {

@@ -388,7 +388,8 @@ async function route() {
   for (const a of document.querySelectorAll("header nav a")) a.classList.toggle("active", a.dataset.page === page);
   try {
     switch (page) {
-      case "overview": await overview(); refreshTimer = setTimeout(route, 10000); break;
+      // Every 30 s: the status counts purchases, which scans the club table.
+      case "overview": await overview(); refreshTimer = setTimeout(route, 30000); break;
       case "dlq": parts[1] ? await dlq(parts[1]) : await dlqs(); break;
       case "purchases": parts[1] ? await purchaseView(parts[1]) : await purchases(); break;
       case "alarms": await alarms(); break;
