@@ -140,6 +140,8 @@ func TestConsoleReadOnly(t *testing.T) {
 	c := startConsole(t)
 	tb := c.open(t, "#/", "overview")
 	require.Contains(t, tb.text("#mode"), "read-only")
+	require.Contains(t, tb.text(`#classes tr[data-class="urgent"]`), "NotificationsQueue", "the urgent class and its queue")
+	require.Contains(t, tb.text(`#classes tr[data-class="consumer"]`), "AnalyticsQueue, RosterQueue")
 	require.Contains(t, tb.text(`#work-classes tr[data-queue="NotificationsQueue"]`), "urgent")
 	require.Contains(t, tb.text(`#work-classes tr[data-queue="ExportsQueue"]`), "bulk")
 	require.Contains(t, tb.text("#outbox"), "unpublished")

@@ -69,7 +69,7 @@ function when(t) {
 
 function table(headers, rows, attrs) {
   return h("table", attrs || {},
-    h("thead", {}, h("tr", {}, headers.map(x => h("th", { class: /^(#|visible|in flight|delayed|depth|unpublished|attempts|moved)$/i.test(x) ? "num" : null }, x)))),
+    h("thead", {}, h("tr", {}, headers.map(x => h("th", { class: /^(#|visible|in flight|delayed|depth|waiting|dead letters|unpublished|attempts|moved)$/i.test(x) ? "num" : null }, x)))),
     h("tbody", {}, rows));
 }
 
@@ -109,6 +109,8 @@ async function overview() {
   const attention = Object.entries(st.purchases.attention || {});
   render(
     h("h1", {}, "Work classes"),
+    h("section", {}, classSummary(st.queues)),
+    h("h2", {}, "Queues"),
     h("section", {},
       table(["Queue", "Class", "Visible", "In flight", "Delayed", "Oldest / max age", "Age", "DLQ"], rows, { id: "work-classes" }),
       outbox, streams,
@@ -116,6 +118,29 @@ async function overview() {
       (st.problems || []).map(p => h("p", { class: "error" }, p))),
     h("h2", {}, "Alarms in ALARM"), alarmsSection(st),
     h("h2", {}, "The last hour"), charts(st, hist));
+}
+
+// classSummary is one line per work class: its queues together, the worst
+// age against the class's limit, the dead letters.
+function classSummary(queues) {
+  const classes = new Map();
+  for (const q of queues) {
+    if (!q.class) continue;
+    const c = classes.get(q.class) || { name: q.class, limit: q.max_age_seconds, queues: [], depth: 0, inFlight: 0, worst: null, breached: false, dead: 0 };
+    c.queues.push(q.name);
+    c.depth += q.visible + q.delayed;
+    c.inFlight += q.in_flight;
+    if (q.oldest_age_seconds !== null && (c.worst === null || q.oldest_age_seconds > c.worst)) c.worst = q.oldest_age_seconds;
+    c.breached = c.breached || q.breached;
+    c.dead += q.dlq_depth || 0;
+    classes.set(q.class, c);
+  }
+  return table(["Class", "Queues", "Waiting", "In flight", "Worst age / max age", "Dead letters"], [...classes.values()].map(c =>
+    h("tr", { "data-class": c.name },
+      h("td", {}, h("strong", {}, c.name)), h("td", {}, c.queues.join(", ")),
+      h("td", { class: "num" }, c.depth), h("td", { class: "num" }, c.inFlight),
+      h("td", { class: c.breached ? "bad" : "" }, dur(c.worst), " of ", dur(c.limit), c.breached ? " — BREACHED" : ""),
+      h("td", { class: "num" + (c.dead ? " bad" : "") }, c.dead))), { id: "classes" });
 }
 
 function alarmsSection(st) {
