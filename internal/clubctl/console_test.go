@@ -2,12 +2,15 @@ package clubctl
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/url"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/internal/console"
 	"github.com/clubdev/club/internal/ops/cwmetric"
 	"github.com/clubdev/club/internal/ops/queues"
 )
@@ -44,4 +47,28 @@ func TestConsolePastHourFromCloudWatch(t *testing.T) {
 	past, err = (&consoleSource{g: g, t: tg}).PastHour(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, past)
+}
+
+// The console's capacity is clubctl capacity --simulate --json itself: the
+// same output for good numbers, the command's own usage error for bad ones.
+func TestConsoleCapacityIsTheCommand(t *testing.T) {
+	t.Parallel()
+	s := &consoleSource{g: newGlobals(io.Discard, io.Discard)}
+	got, err := s.Capacity(context.Background(), url.Values{"backlog": {"6000"}, "arrival": {"80"}, "rate": {"100"}, "deadline": {"10s"}})
+	require.NoError(t, err)
+	raw, err := json.Marshal(got)
+	require.NoError(t, err)
+	var out capacityOutput
+	require.NoError(t, json.Unmarshal(raw, &out))
+	require.True(t, out.Drains)
+	require.InDelta(t, 300, *out.DrainSeconds, 1e-9)
+	require.False(t, *out.Holds, "300 s is not 10 s")
+	require.NotNil(t, out.Simulation)
+	require.NotEmpty(t, out.Simulation.Curve)
+
+	_, err = s.Capacity(context.Background(), url.Values{"backlog": {"lots"}, "rate": {"100"}})
+	var ce *console.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, console.CodeInvalidRequest, ce.Code)
+	require.Contains(t, ce.Error(), "backlog")
 }

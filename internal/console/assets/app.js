@@ -356,6 +356,7 @@ async function capacityView() {
   const field = (name, label) => h("label", {}, label, h("input", { name, value: params.get(name) || "" }));
   const form = h("form", { class: "action", id: "capacity-form" }, h("div", { class: "row" },
     field("backlog", "Backlog (messages)"), field("arrival", "Arriving (/s)"), field("rate", "Completed (/s)"), field("deadline", "Promise (e.g. 10m)"),
+    field("failure-rate", "Simulated: failing attempts (0 to 1)"), field("workers", "Simulated: consumers"),
     h("button", { type: "submit", class: "primary" }, "Compute")));
   form.addEventListener("submit", ev => {
     ev.preventDefault();
