@@ -136,6 +136,7 @@ func TestConsoleReadOnly(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
 	enrollmentID := r.str("enrollment_id")
 	eventually(t, 30*time.Second, "counted", func() bool { return enrollmentsTotal(t, teacher, classID) == 1 })
+	eventually(t, 30*time.Second, "on the roster", func() bool { return len(rosterStudents(t, teacher, classID)) == 1 })
 
 	c := startConsole(t)
 	tb := c.open(t, "#/", "overview")
