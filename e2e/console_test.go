@@ -298,6 +298,26 @@ func TestConsoleActions(t *testing.T) {
 	}
 	require.Equal(t, letters-moved, untouched, "the rest untouched")
 
+	// A bounded redrive: at most one of three.
+	deadLetters(t, "NotificationsDLQ", 3)
+	tb.goTo("#/dlq/notifications", "dlq")
+	tb.run(
+		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="max"]`), "1"),
+		chromedp.SetValue(chromedp.CSS(`#redrive-form input[name="rate"]`), "0"),
+		chromedp.SendKeys(chromedp.CSS(`#redrive-form input[name="reason"]`), "one first, ticket 815"),
+		chromedp.Click(chromedp.CSS(`#redrive-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#redrive-status[data-status="COMPLETED"]`)),
+	)
+	require.Equal(t, "COMPLETED: 1 of 1 moved", tb.text("#redrive-status"))
+	eventually(t, 2*time.Minute, "the one back from the notifier", func() bool {
+		return queueDepth(t, "NotificationsQueue") == 0 && queueDepth(t, "NotificationsDLQ") >= 3
+	})
+	codes := map[string]int{}
+	for _, l := range drainDLQ(t, "NotificationsDLQ") {
+		codes[l.code]++
+	}
+	require.Equal(t, map[string]int{"retries_exhausted": 2, "enrollment_not_found": 1}, codes, "one moved, two untouched")
+
 	// The purchase by id: its item and its saga execution.
 	tb.goTo("#/find/"+purchaseID, "find")
 	require.Contains(t, tb.text(`#find-results tr.place[data-where="club table"][data-kind="purchase"]`), "needs_reconciliation")

@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/clubdev/club/api/reference"
 )
 
 // TestAPIReferencePage: GET /docs on the HTTP API is the reference a client
@@ -20,4 +24,17 @@ func TestAPIReferencePage(t *testing.T) {
 		require.Contains(t, body, summary)
 	}
 	tb.screenshot("api-reference")
+}
+
+// TestAPIReferenceFile: make docs's file is the same page, and it works
+// opened from disk, without any server.
+func TestAPIReferenceFile(t *testing.T) {
+	page, err := reference.Page()
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "api.html")
+	require.NoError(t, os.WriteFile(file, page, 0o644))
+	tb := openTab(t, "file://"+file, "file://")
+	require.Contains(t, tb.text(".info .title"), "Club backend HTTP API")
+	tb.run(chromedp.WaitVisible(chromedp.CSS(".opblock-summary-description")))
+	require.Contains(t, tb.text("body"), "Take a seat in a class (student)")
 }
