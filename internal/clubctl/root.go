@@ -157,6 +157,9 @@ Exit status: 0 on success, 1 when the command failed, 2 when it was called wrong
   # Queues, outbox, stream lag: depth and age against each class's limit
   clubctl status
 
+  # The same, and the dead letters, purchases and alarms, as a web page on loopback
+  clubctl console
+
   # Dead letters: why, then a bounded batch back, then the rest at a rate
   clubctl dlq show --queue notifications
   clubctl dlq redrive --queue notifications --max 10 --rate 5/s
