@@ -353,10 +353,10 @@ async function alarms() {
 
 async function capacityView() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "backlog=6000&arrival=80&rate=100&deadline=10m");
-  const field = (name, label) => h("label", {}, label, h("input", { name, value: params.get(name) || "" }));
+  const field = (name, label, placeholder) => h("label", {}, label, h("input", { name, value: params.get(name) || "", placeholder }));
   const form = h("form", { class: "action", id: "capacity-form" }, h("div", { class: "row" },
     field("backlog", "Backlog (messages)"), field("arrival", "Arriving (/s)"), field("rate", "Completed (/s)"), field("deadline", "Promise (e.g. 10m)"),
-    field("failure-rate", "Simulated: failing attempts (0 to 1)"), field("workers", "Simulated: consumers"),
+    field("failure-rate", "Simulated: failing attempts (0 to 1)", "0"), field("workers", "Simulated: consumers", "10"),
     h("button", { type: "submit", class: "primary" }, "Compute")));
   form.addEventListener("submit", ev => {
     ev.preventDefault();
