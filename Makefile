@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset docs docs-assets screenshots test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,23 @@ reset: ## Forget the local stack's data (tables, queues, streams, executions): t
 	@if [ -f $(CLUB_DIR)/state/RUNNING ] && kill -0 $$(cat $(CLUB_DIR)/state/RUNNING) 2>/dev/null; then \
 		echo "reset: a local cloud runs on $(CLUB_DIR)/state (process $$(cat $(CLUB_DIR)/state/RUNNING)): stop it first"; exit 1; fi
 	rm -rf $(CLUB_DIR)/state
+
+# The HTTP API's reference: Swagger UI from npm's swagger-ui-dist, vendored
+# in api/reference/swaggerui at this version, with its checksums.
+SWAGGER_UI ?= 5.35.0
+SWAGGER_UI_FILES = swagger-ui-bundle.js swagger-ui.css LICENSE NOTICE
+
+docs: ## Write the HTTP API's reference page (what GET /docs serves) to .club/docs/api.html
+	$(GO) run ./cmd/club-apidocs --out $(CLUB_DIR)/docs/api.html
+
+docs-assets: ## Fetch the vendored Swagger UI again from npm at its pinned version; fails unless the checksums match
+	rm -rf $(CLUB_DIR)/npm && mkdir -p $(CLUB_DIR)/npm
+	cd $(CLUB_DIR)/npm && npm pack --silent swagger-ui-dist@$(SWAGGER_UI) >/dev/null && tar xzf swagger-ui-dist-$(SWAGGER_UI).tgz
+	cd $(CLUB_DIR)/npm/package && sha256sum -c $(CURDIR)/api/reference/swaggerui/SHA256SUMS
+	cd $(CLUB_DIR)/npm/package && cp $(SWAGGER_UI_FILES) $(CURDIR)/api/reference/swaggerui/
+
+screenshots: ## Take the pages' screenshots in docs/ (the browser tests, with CLUB_SCREENSHOTS=1; needs chromium)
+	CLUB_SCREENSHOTS=1 $(GO) test -count=1 -run '^(TestConsole|TestAPIReferencePage)' ./e2e/
 
 # The two stack suites come first: they are the longest and mostly wait on
 # the stack, so starting them at once lets the other packages fill the gaps.

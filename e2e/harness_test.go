@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/clubdev/club/api/reference"
 	"github.com/clubdev/club/internal/apicontract"
 	"github.com/clubdev/club/internal/patience"
 	"github.com/clubdev/club/internal/sdkhttp"
@@ -81,6 +82,7 @@ func runMain(m *testing.M) (code int) {
 			StateDir:      dir,
 			EndpointAddr:  freeAddr(),
 			APIAddr:       freeAddr(),
+			APIDocs:       reference.Handler(),
 			MailAddr:      freeAddr(),
 			PaymentAddr:   freeAddr(),
 			ScheduleSpeed: 10,
@@ -161,6 +163,7 @@ func runMain(m *testing.M) (code int) {
 		}
 	}
 	code = m.Run()
+	stopBrowser()
 	if clubctlDir != "" {
 		_ = os.RemoveAll(clubctlDir)
 	}

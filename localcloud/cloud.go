@@ -68,6 +68,9 @@ type Config struct {
 	EndpointAddr string
 	// APIAddr is where the HTTP API is served (host:port).
 	APIAddr string
+	// APIDocs, when set, is served on the HTTP API's GET /docs: the API
+	// reference page (package api/reference, plugged in by the caller).
+	APIDocs http.Handler
 	// Parameters override template parameters.
 	Parameters map[string]string
 	// LocalParameters are values the local cloud offers (sandbox URLs,
@@ -785,6 +788,7 @@ func (c *Cloud) gatewayConfig(issuerURL string) gateway.Config {
 		Invoker:     c.runtime,
 		Health:      c.ready.Load,
 		Issuer:      c.issuer,
+		Docs:        c.cfg.APIDocs,
 		Logger:      c.log,
 	}
 	for _, api := range c.stack.HTTPAPIs {

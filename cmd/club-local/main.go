@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clubdev/club/api/reference"
 	"github.com/clubdev/club/localcloud"
 	"github.com/clubdev/club/localcloud/engine"
 	"github.com/clubdev/club/localcloud/state"
@@ -159,6 +160,7 @@ func run(args []string, stderr io.Writer) int {
 		StateDir:      abs(*stateDir),
 		EndpointAddr:  *endpoint,
 		APIAddr:       *api,
+		APIDocs:       reference.Handler(),
 		MailAddr:      *mailAddr,
 		PaymentAddr:   *paymentAddr,
 		NoSandboxes:   *noSandboxes,

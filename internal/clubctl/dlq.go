@@ -73,27 +73,9 @@ func runDLQList(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	var out []dlqSummary
-	for _, q := range t.catalog.WithDLQ() {
-		d, err := queues.GetDepth(ctx, t.sqs, q.DLQURL)
-		if err != nil {
-			return err
-		}
-		s := dlqSummary{Queue: q.Name, DLQ: q.DLQName, Depth: d.Total(), Codes: map[string]int{}}
-		if d.Total() > 0 {
-			p, err := queues.Peek(ctx, t.sqs, q.DLQURL, queues.PeekOptions{Limit: dlqPeekLimit})
-			if err != nil {
-				return err
-			}
-			s.Looked = len(p.Messages)
-			if len(p.Messages) > 0 {
-				s.OldestAgeSeconds = seconds(p.Messages[0].Age(g.Now()))
-			}
-			for _, m := range p.Messages {
-				s.Codes[orDash(m.Attributes["dlq_code"])]++
-			}
-		}
-		out = append(out, s)
+	out, err := g.dlqSummaries(ctx, t)
+	if err != nil {
+		return err
 	}
 	if g.JSON {
 		if out == nil {
@@ -114,6 +96,34 @@ func runDLQList(ctx context.Context, g *Globals) error {
 		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
+}
+
+// dlqSummaries looks at every dead-letter queue of t: the source of dlq list
+// and of the console's dead letters.
+func (g *Globals) dlqSummaries(ctx context.Context, t *target) ([]dlqSummary, error) {
+	var out []dlqSummary
+	for _, q := range t.catalog.WithDLQ() {
+		d, err := queues.GetDepth(ctx, t.sqs, q.DLQURL)
+		if err != nil {
+			return nil, err
+		}
+		s := dlqSummary{Queue: q.Name, DLQ: q.DLQName, Depth: d.Total(), Codes: map[string]int{}}
+		if d.Total() > 0 {
+			p, err := queues.Peek(ctx, t.sqs, q.DLQURL, queues.PeekOptions{Limit: dlqPeekLimit})
+			if err != nil {
+				return nil, err
+			}
+			s.Looked = len(p.Messages)
+			if len(p.Messages) > 0 {
+				s.OldestAgeSeconds = seconds(p.Messages[0].Age(g.Now()))
+			}
+			for _, m := range p.Messages {
+				s.Codes[orDash(m.Attributes["dlq_code"])]++
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func formatCodes(codes map[string]int, looked int, depth int64) string {
@@ -203,18 +213,10 @@ func runDLQShow(ctx context.Context, g *Globals, o dlqShowOptions) error {
 	if err != nil {
 		return err
 	}
-	q, err := t.findQueue(o.queue)
+	q, letters, err := g.deadLetters(ctx, t, o.queue, o.max)
 	if err != nil {
 		return err
 	}
-	if q.DLQURL == "" {
-		return fmt.Errorf("%s has no dead-letter queue", q.Name)
-	}
-	p, err := queues.Peek(ctx, t.sqs, q.DLQURL, queues.PeekOptions{Limit: o.max})
-	if err != nil {
-		return err
-	}
-	letters := toDeadLetters(p.Messages, g.Now())
 	if g.JSON {
 		return g.PrintJSON(letters)
 	}
@@ -222,6 +224,23 @@ func runDLQShow(ctx context.Context, g *Globals, o dlqShowOptions) error {
 		return fmt.Errorf("write output: %w", err)
 	}
 	return nil
+}
+
+// deadLetters looks at up to max of the oldest messages of the DLQ of the
+// queue named name: the source of dlq show and of the console.
+func (g *Globals) deadLetters(ctx context.Context, t *target, name string, max int) (queues.Queue, []deadLetter, error) {
+	q, err := t.findQueue(name)
+	if err != nil {
+		return queues.Queue{}, nil, err
+	}
+	if q.DLQURL == "" {
+		return queues.Queue{}, nil, fmt.Errorf("%s has no dead-letter queue", q.Name)
+	}
+	p, err := queues.Peek(ctx, t.sqs, q.DLQURL, queues.PeekOptions{Limit: max})
+	if err != nil {
+		return queues.Queue{}, nil, err
+	}
+	return q, toDeadLetters(p.Messages, g.Now()), nil
 }
 
 func printDeadLetters(w io.Writer, dlq string, letters []deadLetter, body bool) error {

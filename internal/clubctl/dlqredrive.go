@@ -112,50 +112,29 @@ func runDLQRedrive(cmd *cobra.Command, g *Globals, o dlqRedriveOptions, peekSet 
 	if err != nil {
 		return err
 	}
-	switch {
-	case o.batch < 1 || o.batch > 10:
-		return usageErrorf("--batch %d must be between 1 and 10", o.batch)
-	case o.max < 0:
-		return usageErrorf("--max %d must not be negative", o.max)
+	if err := o.validate(); err != nil {
+		return err
 	}
 	t, err := g.loadTarget(ctx)
 	if err != nil {
 		return err
 	}
-	q, err := t.findQueue(o.queue)
-	if err != nil {
-		return err
-	}
-	if q.DLQURL == "" {
-		return fmt.Errorf("%s has no dead-letter queue", q.Name)
-	}
 	// The local cloud knows its ages without a receive: peek only when asked.
-	peek := peekSet && o.peek
-	var check func(ctx context.Context) error
-	if !o.force {
-		check = g.ageGuard(t, q, peek)
-	}
-	depth, err := queues.GetDepth(ctx, t.sqs, q.DLQURL)
+	plan, err := g.planRedrive(ctx, t, o, rate, peekSet && o.peek)
 	if err != nil {
 		return err
 	}
-
+	q := plan.queue
 	if o.dryRun {
-		return redriveDryRun(ctx, g, t, q, o, rate, depth, check)
+		return redriveDryRun(ctx, g, t, q, o, rate, plan.depth, plan.opts.Check)
 	}
-	if depth.Total() == 0 {
+	if plan.total == 0 {
 		return printRedrive(g, redriveOutput{Queue: q.Name, DLQ: q.DLQName, Drained: true}, 0)
 	}
 
-	total := int(depth.Total())
-	if o.max > 0 {
-		total = min(total, o.max)
-	}
-	bar := newProgress(g.Stderr, fmt.Sprintf("%s → %s", q.DLQName, q.Name), total)
+	bar := newProgress(g.Stderr, fmt.Sprintf("%s → %s", q.DLQName, q.Name), plan.total)
 	started := time.Now()
-	res, runErr := redrive.Run(ctx, t.sqs, q.DLQURL, q.URL, redrive.Options{
-		Batch: o.batch, Rate: rate, Max: o.max, Check: check, Progress: bar.Set,
-	})
+	res, runErr := plan.run(ctx, t, bar.Set)
 	bar.Done()
 	out := redriveOutput{Queue: q.Name, DLQ: q.DLQName, Moved: res.Moved, Drained: res.Drained, CameBack: res.CameBack, Seconds: time.Since(started).Seconds()}
 	if runErr != nil {
@@ -168,6 +147,63 @@ func runDLQRedrive(cmd *cobra.Command, g *Globals, o dlqRedriveOptions, peekSet 
 		return fmt.Errorf("interrupted after moving %d messages; the rest are still in %s, none lost or doubled: run the same command to continue", res.Moved, q.DLQName)
 	}
 	return runErr
+}
+
+func (o dlqRedriveOptions) validate() error {
+	switch {
+	case o.batch < 1 || o.batch > 10:
+		return usageErrorf("--batch %d must be between 1 and 10", o.batch)
+	case o.max < 0:
+		return usageErrorf("--max %d must not be negative", o.max)
+	}
+	return nil
+}
+
+// redrivePlan is a redrive checked and about to start.
+type redrivePlan struct {
+	queue queues.Queue
+	depth queues.Depth
+	// total is how many messages will move at most: the DLQ's depth now,
+	// or --max when smaller.
+	total int
+	opts  redrive.Options
+}
+
+// planRedrive checks a redrive of o.queue's dead letters and reads the
+// DLQ's depth: the one way clubctl dlq redrive and the console's redrive
+// start. Unless o.force, opts.Check refuses while the queue is late.
+func (g *Globals) planRedrive(ctx context.Context, t *target, o dlqRedriveOptions, rate float64, peek bool) (*redrivePlan, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	q, err := t.findQueue(o.queue)
+	if err != nil {
+		return nil, err
+	}
+	if q.DLQURL == "" {
+		return nil, fmt.Errorf("%s has no dead-letter queue", q.Name)
+	}
+	var check func(ctx context.Context) error
+	if !o.force {
+		check = g.ageGuard(t, q, peek)
+	}
+	depth, err := queues.GetDepth(ctx, t.sqs, q.DLQURL)
+	if err != nil {
+		return nil, err
+	}
+	total := int(depth.Total())
+	if o.max > 0 {
+		total = min(total, o.max)
+	}
+	return &redrivePlan{queue: q, depth: depth, total: total,
+		opts: redrive.Options{Batch: o.batch, Rate: rate, Max: o.max, Check: check}}, nil
+}
+
+// run moves the messages, reporting each count moved so far to progress.
+func (p *redrivePlan) run(ctx context.Context, t *target, progress func(int)) (redrive.Result, error) {
+	opts := p.opts
+	opts.Progress = progress
+	return redrive.Run(ctx, t.sqs, p.queue.DLQURL, p.queue.URL, opts)
 }
 
 func printRedrive(g *Globals, out redriveOutput, took time.Duration) error {

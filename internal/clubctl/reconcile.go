@@ -96,26 +96,42 @@ func runReconcile(cmd *cobra.Command, g *Globals, o reconcileOptions) error {
 	if o.providerTimeout <= 0 {
 		return usageErrorf("--provider-timeout %s must be positive", o.providerTimeout)
 	}
-	ctx := cmd.Context()
-	stack, err := g.LoadStack()
+	now, items, err := g.reconcileItems(cmd.Context(), statuses, o.olderThan, o.providerTimeout)
 	if err != nil {
 		return err
+	}
+	if g.JSON {
+		return g.PrintJSON(reconcileJSON(now, items))
+	}
+	if err := printReconcile(g.Stdout, now, items); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// reconcileItems finds the purchases in statuses that a person must look
+// at, with what the provider says now: the source of clubctl reconcile and of
+// the console's purchases.
+func (g *Globals) reconcileItems(ctx context.Context, statuses []purchase.Status, olderThan, providerTimeout time.Duration) (time.Time, []reconcile.Item, error) {
+	stack, err := g.LoadStack()
+	if err != nil {
+		return time.Time{}, nil, err
 	}
 	table := stack.Tables["ClubTable"]
 	if table == "" {
-		return fmt.Errorf("stack file %s names no ClubTable", g.StackFile)
+		return time.Time{}, nil, fmt.Errorf("stack file %s names no ClubTable", g.StackFile)
 	}
 	cfg, err := g.AWSConfig(ctx, stack)
 	if err != nil {
-		return err
+		return time.Time{}, nil, err
 	}
 	rows, err := reconcile.Scan(ctx, dynamodb.NewFromConfig(cfg), table, statuses)
 	if err != nil {
-		return err
+		return time.Time{}, nil, err
 	}
 	var provider reconcile.Provider // nil: unreachable
 	if stack.PaymentURL != "" {
-		if c, err := payment.New(payment.Config{BaseURL: stack.PaymentURL, Timeout: o.providerTimeout}); err == nil {
+		if c, err := payment.New(payment.Config{BaseURL: stack.PaymentURL, Timeout: providerTimeout}); err == nil {
 			provider = c
 		}
 	}
@@ -130,17 +146,11 @@ func runReconcile(cmd *cobra.Command, g *Globals, o reconcileOptions) error {
 	})
 	var items []reconcile.Item
 	for _, it := range assessed {
-		if it.Age >= o.olderThan {
+		if it.Age >= olderThan {
 			items = append(items, it)
 		}
 	}
-	if g.JSON {
-		return g.PrintJSON(reconcileJSON(now, items))
-	}
-	if err := printReconcile(g.Stdout, now, items); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	return nil
+	return now, items, nil
 }
 
 // The --json form: durations in seconds, absent times null.

@@ -1,6 +1,7 @@
 package clubctl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,23 @@ same decision changes nothing. See docs/runbooks/reconciliation.md.`,
 }
 
 func runResolve(cmd *cobra.Command, g *Globals, purchaseID string, o resolveOptions) error {
+	out, err := g.resolvePurchase(cmd.Context(), purchaseID, o)
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return g.PrintJSON(out)
+	}
+	if err := printResolve(g.Stdout, out); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
+}
+
+// resolvePurchase applies a person's decision to a purchase, recording who
+// and why in its history: the one way clubctl reconcile resolve and the
+// console's resolve act.
+func (g *Globals) resolvePurchase(ctx context.Context, purchaseID string, o resolveOptions) (resolveOutput, error) {
 	action := purchase.Action(o.action)
 	valid := false
 	for _, a := range purchase.Actions() {
@@ -70,35 +88,17 @@ func runResolve(cmd *cobra.Command, g *Globals, purchaseID string, o resolveOpti
 	}
 	switch {
 	case !valid:
-		return usageErrorf("--action %q: must be confirm, release or refund", o.action)
+		return resolveOutput{}, usageErrorf("--action %q: must be confirm, release or refund", o.action)
 	case strings.TrimSpace(o.reason) == "":
-		return usageErrorf("--reason is required: the purchase's history keeps why")
+		return resolveOutput{}, usageErrorf("--reason is required: the purchase's history keeps why")
 	}
-	by := o.by
-	if by == "" {
-		if u, err := user.Current(); err == nil {
-			by = u.Username
-		}
-	}
+	by := orOSUser(o.by)
 	if strings.TrimSpace(by) == "" {
-		return usageErrorf("--by is required: no operating-system user to name")
+		return resolveOutput{}, usageErrorf("--by is required: no operating-system user to name")
 	}
-	ctx := cmd.Context()
-	stack, err := g.LoadStack()
+	adapters, cfg, err := g.purchaseAdapters(ctx)
 	if err != nil {
-		return err
-	}
-	cfg := store.Config{ClubTable: stack.Tables["ClubTable"], OutboxTable: stack.Tables["OutboxTable"]}
-	if cfg.ClubTable == "" || cfg.OutboxTable == "" {
-		return fmt.Errorf("stack file %s names no ClubTable or OutboxTable", g.StackFile)
-	}
-	awsCfg, err := g.AWSConfig(ctx, stack)
-	if err != nil {
-		return err
-	}
-	adapters, err := store.NewPurchaseAdapters(dynamodb.NewFromConfig(awsCfg), cfg)
-	if err != nil {
-		return err
+		return resolveOutput{}, err
 	}
 	r := purchase.Resolution{Action: action, By: by, Reason: o.reason, Force: o.force}
 	var raised []events.Envelope
@@ -111,17 +111,17 @@ func runResolve(cmd *cobra.Command, g *Globals, purchaseID string, o resolveOpti
 	})
 	switch {
 	case errors.Is(err, club.ErrNotFound):
-		return fmt.Errorf("no purchase %s in %s", purchaseID, cfg.ClubTable)
+		return resolveOutput{}, &notFoundError{what: fmt.Sprintf("no purchase %s in %s", purchaseID, cfg.ClubTable)}
 	case errors.Is(err, purchase.ErrNotReconcilable), errors.Is(err, purchase.ErrContradicted), errors.Is(err, purchase.ErrNoHold):
-		return &RefusedError{Reason: err.Error()}
+		return resolveOutput{}, &RefusedError{Reason: err.Error()}
 	case errors.Is(err, purchase.ErrAlreadyHasAccess):
-		return &RefusedError{Reason: fmt.Sprintf("purchase %s: the student already has access to the intensive through another purchase: refund this one", purchaseID)}
+		return resolveOutput{}, &RefusedError{Reason: fmt.Sprintf("purchase %s: the student already has access to the intensive through another purchase: refund this one", purchaseID)}
 	case err != nil:
-		return err
+		return resolveOutput{}, err
 	}
 	in, err := adapters.Intensives.Get(ctx, p.IntensiveID())
 	if err != nil {
-		return err
+		return resolveOutput{}, err
 	}
 	out := resolveOutput{
 		PurchaseID: p.ID(), Action: string(action), Status: string(p.Status()), By: by, Reason: o.reason, Forced: o.force,
@@ -134,14 +134,43 @@ func runResolve(cmd *cobra.Command, g *Globals, purchaseID string, o resolveOpti
 			out.RefundKey = p.RefundKey()
 		}
 	}
-	if g.JSON {
-		return g.PrintJSON(out)
-	}
-	if err := printResolve(g.Stdout, out); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	return nil
+	return out, nil
 }
+
+// purchaseAdapters reads purchases and intensives of the stack through the
+// store, as the saga's functions do.
+func (g *Globals) purchaseAdapters(ctx context.Context) (*store.PurchaseAdapters, store.Config, error) {
+	stack, err := g.LoadStack()
+	if err != nil {
+		return nil, store.Config{}, err
+	}
+	cfg := store.Config{ClubTable: stack.Tables["ClubTable"], OutboxTable: stack.Tables["OutboxTable"]}
+	if cfg.ClubTable == "" || cfg.OutboxTable == "" {
+		return nil, cfg, fmt.Errorf("stack file %s names no ClubTable or OutboxTable", g.StackFile)
+	}
+	awsCfg, err := g.AWSConfig(ctx, stack)
+	if err != nil {
+		return nil, cfg, err
+	}
+	adapters, err := store.NewPurchaseAdapters(dynamodb.NewFromConfig(awsCfg), cfg)
+	return adapters, cfg, err
+}
+
+// orOSUser is by, or when empty the operating-system user's name: who
+// decides, for the purchase's history.
+func orOSUser(by string) string {
+	if by == "" {
+		if u, err := user.Current(); err == nil {
+			return u.Username
+		}
+	}
+	return by
+}
+
+// notFoundError says that what a command names does not exist.
+type notFoundError struct{ what string }
+
+func (e *notFoundError) Error() string { return e.what }
 
 type seatsJS struct {
 	Free  int `json:"free"`

@@ -94,6 +94,7 @@ var commands = []func(*Globals) *cobra.Command{
 	newCapacityCommand,
 	newReplayCommand,
 	newReconcileCommand,
+	newConsoleCommand,
 }
 
 // RefusedError marks a command that refused to act because acting would be
@@ -155,6 +156,9 @@ Exit status: 0 on success, 1 when the command failed, 2 when it was called wrong
 
   # Queues, outbox, stream lag: depth and age against each class's limit
   clubctl status
+
+  # The same, and the dead letters, purchases and alarms, as a web page on loopback
+  clubctl console
 
   # Dead letters: why, then a bounded batch back, then the rest at a rate
   clubctl dlq show --queue notifications

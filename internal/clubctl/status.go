@@ -1,6 +1,7 @@
 package clubctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -19,6 +20,10 @@ type statusOptions struct {
 	sample    time.Duration
 	peek      bool
 	peekLimit int
+	// gaugesOnly reads the queues, the outbox and the streams, and leaves
+	// out what a frequent reader must not pay for each time: counting
+	// purchases scans the club table. The console's charts read it.
+	gaugesOnly bool
 }
 
 func newStatusCommand(g *Globals) *cobra.Command {
@@ -96,7 +101,23 @@ func runStatus(cmd *cobra.Command, g *Globals, o statusOptions, peekSet bool) er
 		return err
 	}
 	// The local cloud knows its ages without a receive: peek only when asked.
-	peek := peekSet && o.peek
+	r, err := g.collectStatus(ctx, t, o, peekSet && o.peek)
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		if err := g.PrintJSON(statusJSON(r, o.sample)); err != nil {
+			return err
+		}
+	} else if err := printStatus(g.Stdout, r, o.sample); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return r.Incomplete()
+}
+
+// collectStatus reads the status report of t: the one source of clubctl
+// status and of the console's work classes.
+func (g *Globals) collectStatus(ctx context.Context, t *target, o statusOptions, peek bool) (*status.Report, error) {
 	cw := g.clients.cloudWatch(t.aws)
 	c := &status.Collector{
 		SQS: t.sqs,
@@ -114,6 +135,9 @@ func runStatus(cmd *cobra.Command, g *Globals, o statusOptions, peekSet bool) er
 	if c.OutboxTable != "" {
 		c.DynamoDB = t.dynamoDB()
 	}
+	if o.gaugesOnly {
+		c.Alarms, c.SagaDeployed = nil, false
+	}
 	if club := t.stack.Tables["ClubTable"]; c.SagaDeployed && club != "" {
 		c.Purchases = status.PurchaseScan{DB: t.dynamoDB(), Table: club}
 	}
@@ -122,18 +146,7 @@ func runStatus(cmd *cobra.Command, g *Globals, o statusOptions, peekSet bool) er
 	} else {
 		c.Streams = status.IteratorAges{CloudWatch: cw, Functions: t.stack.Functions, Now: g.Now}
 	}
-	r, err := c.Collect(ctx, t.catalog)
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		if err := g.PrintJSON(statusJSON(r, o.sample)); err != nil {
-			return err
-		}
-	} else if err := printStatus(g.Stdout, r, o.sample); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	return r.Incomplete()
+	return c.Collect(ctx, t.catalog)
 }
 
 // The --json form: durations in seconds, absent values null.

@@ -44,6 +44,9 @@ type Config struct {
 	// (discovery document and JWKS), so the authorizer can fetch its keys
 	// from the same address API Gateway would use.
 	Issuer *issuer.Issuer
+	// Docs, when set, answers GET and HEAD on DocsPath (the API reference
+	// page), unless a route of the API is written for that path.
+	Docs http.Handler
 	// MaxBodyBytes caps request bodies (413 beyond); DefaultMaxBodyBytes
 	// when zero.
 	MaxBodyBytes int64

@@ -153,6 +153,9 @@ var (
 // HealthPath is the readiness probe the gateway answers itself.
 const HealthPath = "/healthz"
 
+// DocsPath is where Config.Docs is served.
+const DocsPath = "/docs"
+
 type message struct {
 	Message string `json:"message"`
 }
@@ -191,6 +194,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, statusOK)
 			return
 		}
+	}
+	if g.cfg.Docs != nil && r.URL.Path == DocsPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		(rt == nil || rt.Path != DocsPath) {
+		g.cfg.Docs.ServeHTTP(w, r)
+		return
 	}
 	if rt == nil {
 		writeJSON(w, http.StatusNotFound, msgNotFound)

@@ -3,6 +3,7 @@ package cwmetric
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,6 +34,18 @@ func QueueAge(queueName string) Query {
 	return Query{Namespace: "AWS/SQS", Metric: "ApproximateAgeOfOldestMessage", Dimensions: map[string]string{"QueueName": queueName}, Stat: "Maximum"}
 }
 
+// QueueVisible is the number of messages available for retrieval from the
+// queue named queueName.
+func QueueVisible(queueName string) Query {
+	return Query{Namespace: "AWS/SQS", Metric: "ApproximateNumberOfMessagesVisible", Dimensions: map[string]string{"QueueName": queueName}, Stat: "Maximum"}
+}
+
+// QueueInFlight is the number of messages of the queue named queueName that
+// a consumer has received and not yet deleted.
+func QueueInFlight(queueName string) Query {
+	return Query{Namespace: "AWS/SQS", Metric: "ApproximateNumberOfMessagesNotVisible", Dimensions: map[string]string{"QueueName": queueName}, Stat: "Maximum"}
+}
+
 // IteratorAge is the age in milliseconds of the last stream record the
 // function's event source mappings read.
 func IteratorAge(functionName string) Query {
@@ -60,13 +73,34 @@ const maxQueriesPerCall = 500
 // now, by index into queries; a query without a datapoint is absent.
 func Latest(ctx context.Context, cw CloudWatch, now time.Time, queries []Query) (map[int]Point, error) {
 	got := map[int]Point{}
+	err := each(ctx, cw, now.Add(-Window), now, types.ScanByTimestampDescending, queries, func(i int, p Point) {
+		if old, seen := got[i]; !seen || p.At.After(old.At) {
+			got[i] = p
+		}
+	})
+	return got, err
+}
+
+// Series returns every datapoint of each query from from to to, oldest
+// first, by index into queries; a query without a datapoint is absent. The
+// console draws the last hour with it.
+func Series(ctx context.Context, cw CloudWatch, from, to time.Time, queries []Query) (map[int][]Point, error) {
+	got := map[int][]Point{}
+	err := each(ctx, cw, from, to, types.ScanByTimestampAscending, queries, func(i int, p Point) {
+		got[i] = append(got[i], p)
+	})
+	for _, ps := range got {
+		slices.SortFunc(ps, func(a, b Point) int { return a.At.Compare(b.At) })
+	}
+	return got, err
+}
+
+// each asks for queries between from and to, in as few calls as the API
+// allows, and hands every datapoint to fn with its query's index.
+func each(ctx context.Context, cw CloudWatch, from, to time.Time, scan types.ScanBy, queries []Query, fn func(i int, p Point)) error {
 	for start := 0; start < len(queries); start += maxQueriesPerCall {
 		end := min(start+maxQueriesPerCall, len(queries))
-		in := &cloudwatch.GetMetricDataInput{
-			StartTime: aws.Time(now.Add(-Window)),
-			EndTime:   aws.Time(now),
-			ScanBy:    types.ScanByTimestampDescending,
-		}
+		in := &cloudwatch.GetMetricDataInput{StartTime: aws.Time(from), EndTime: aws.Time(to), ScanBy: scan}
 		for i := start; i < end; i++ {
 			in.MetricDataQueries = append(in.MetricDataQueries, queries[i].dataQuery(i))
 		}
@@ -74,25 +108,20 @@ func Latest(ctx context.Context, cw CloudWatch, now time.Time, queries []Query) 
 		for pages.HasMorePages() {
 			out, err := pages.NextPage(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("get CloudWatch metric data: %w", err)
+				return fmt.Errorf("get CloudWatch metric data: %w", err)
 			}
 			for _, r := range out.MetricDataResults {
 				var i int
 				if _, err := fmt.Sscanf(aws.ToString(r.Id), "q%d", &i); err != nil || i < start || i >= end {
 					continue
 				}
-				for k := range r.Values {
-					if k >= len(r.Timestamps) {
-						break
-					}
-					if p, seen := got[i]; !seen || r.Timestamps[k].After(p.At) {
-						got[i] = Point{Value: r.Values[k], At: r.Timestamps[k]}
-					}
+				for k := range min(len(r.Values), len(r.Timestamps)) {
+					fn(i, Point{Value: r.Values[k], At: r.Timestamps[k]})
 				}
 			}
 		}
 	}
-	return got, nil
+	return nil
 }
 
 func (q Query) dataQuery(i int) types.MetricDataQuery {

@@ -72,3 +72,22 @@ func TestLatestOnAnEndpointWithoutServiceMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
+
+func TestSeriesReturnsEveryDatapointOldestFirst(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	cw := &fakeCloudWatch{series: map[string][]cwmetric.Point{
+		"club-notifications": {{Value: 4, At: now.Add(-time.Minute)}, {Value: 9, At: now.Add(-50 * time.Minute)}, {Value: 6, At: now.Add(-30 * time.Minute)}},
+	}}
+	got, err := cwmetric.Series(context.Background(), cw, now.Add(-time.Hour), now, []cwmetric.Query{
+		cwmetric.QueueVisible("club-quiet"),
+		cwmetric.QueueVisible("club-notifications"),
+	})
+	require.NoError(t, err)
+	require.Equal(t, map[int][]cwmetric.Point{1: {
+		{Value: 9, At: now.Add(-50 * time.Minute)}, {Value: 6, At: now.Add(-30 * time.Minute)}, {Value: 4, At: now.Add(-time.Minute)},
+	}}, got)
+	require.Len(t, cw.inputs, 1)
+	require.Equal(t, now.Add(-time.Hour), *cw.inputs[0].StartTime)
+	require.Equal(t, "ApproximateNumberOfMessagesVisible", *cw.inputs[0].MetricDataQueries[0].MetricStat.Metric.MetricName)
+}

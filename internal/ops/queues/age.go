@@ -87,7 +87,7 @@ func (p *AgeProber) OldestAge(ctx context.Context, url string, d Depth) (Age, er
 	}
 	now := p.Now()
 	if p.CloudWatch != nil {
-		points, err := cwmetric.Latest(ctx, p.CloudWatch, now, []cwmetric.Query{cwmetric.QueueAge(queueName(url))})
+		points, err := cwmetric.Latest(ctx, p.CloudWatch, now, []cwmetric.Query{cwmetric.QueueAge(NameOf(url))})
 		if err != nil {
 			return Age{}, err
 		}
@@ -125,7 +125,8 @@ func (p *AgeProber) OldestAge(ctx context.Context, url string, d Depth) (Age, er
 	return age, nil
 }
 
-// queueName is the last part of a queue URL, the name CloudWatch knows.
-func queueName(url string) string {
+// NameOf is the last part of a queue URL, the name CloudWatch knows (its
+// QueueName dimension).
+func NameOf(url string) string {
 	return url[strings.LastIndexByte(url, '/')+1:]
 }
