@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/front"
 )
 
@@ -24,6 +25,9 @@ type EndpointStats struct {
 	Retries   front.RetryStats    `json:"sdk_retries"`
 	Receipts  front.ReceiptStats  `json:"receives"`
 	Conflicts front.ConflictStats `json:"transaction_conflicts"`
+	// DynamoDBFidelity counts the DynamoDB requests the local cloud refused
+	// (by feature) and the answers it corrected (package ddbfidelity).
+	DynamoDBFidelity ddbfidelity.Stats `json:"dynamodb_fidelity"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -79,6 +83,9 @@ func (c *Cloud) Stats() Stats {
 	}
 	if c.front != nil {
 		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
+	}
+	if c.fidelity != nil {
+		s.Endpoint.DynamoDBFidelity = c.fidelity.Stats()
 	}
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()
