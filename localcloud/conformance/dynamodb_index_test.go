@@ -1,0 +1,164 @@
+package conformance_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+)
+
+// sparseTable holds five items, of which only those with both of the index's
+// key attributes (g and r) are in index "by-g": b1, b2 and b3.
+func sparseTable(t *testing.T, c *dynamodb.Client, p types.ProjectionType, include ...string) string {
+	t.Helper()
+	tbl := table(t, c, false, gsi("by-g", "g", "r", p, include...))
+	for _, it := range []map[string]types.AttributeValue{
+		{"pk": s("b3"), "g": s("G"), "r": s("3"), "x": s("x3"), "y": s("y3")},
+		{"pk": s("n1"), "g": s("G"), "x": s("no range key")},
+		{"pk": s("b1"), "g": s("G"), "r": s("1"), "x": s("x1"), "y": s("y1")},
+		{"pk": s("n2"), "r": s("2"), "x": s("no hash key")},
+		{"pk": s("b2"), "g": s("G"), "r": s("2"), "x": s("x2"), "y": s("y2")},
+	} {
+		put(t, c, tbl, it)
+	}
+	return tbl
+}
+
+// A Scan of an index reads only the items that have every key attribute of
+// the index.
+func TestDynamoDBSparseIndexScan(t *testing.T) {
+	cite(t, docSparse)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeAll)
+	out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(tbl), IndexName: aws.String("by-g")})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"b1", "b2", "b3"}, strs(out.Items, "pk"))
+	require.EqualValues(t, 3, out.Count)
+	require.EqualValues(t, 3, out.ScannedCount)
+}
+
+// A Query of an index finds only items with every key attribute of the
+// index, in the order of the index's sort key.
+func TestDynamoDBSparseIndexQuery(t *testing.T) {
+	cite(t, docSparse)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeAll)
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b1", "b2", "b3"}, strs(out.Items, "pk"))
+	require.EqualValues(t, 3, out.ScannedCount)
+}
+
+// A KEYS_ONLY index holds the table's and the index's key attributes and
+// nothing else.
+func TestDynamoDBKeysOnlyIndexProjection(t *testing.T) {
+	cite(t, docGSI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeKeysOnly)
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	require.NoError(t, err)
+	require.Len(t, out.Items, 3)
+	for _, it := range out.Items {
+		require.Equal(t, []string{"g", "pk", "r"}, attrNames(it))
+	}
+	sc, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(tbl), IndexName: aws.String("by-g")})
+	require.NoError(t, err)
+	require.Len(t, sc.Items, 3)
+	for _, it := range sc.Items {
+		require.Equal(t, []string{"g", "pk", "r"}, attrNames(it))
+	}
+}
+
+// An INCLUDE index holds the keys and the attributes it names.
+func TestDynamoDBIncludeIndexProjection(t *testing.T) {
+	cite(t, docGSI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeInclude, "x")
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	require.NoError(t, err)
+	require.Len(t, out.Items, 3)
+	for _, it := range out.Items {
+		require.Equal(t, []string{"g", "pk", "r", "x"}, attrNames(it))
+	}
+}
+
+// Limit counts the items read from the index (a sparse index has only its
+// keyed items); LastEvaluatedKey resumes after the last one, in either
+// direction, and the last page ends the query.
+func TestDynamoDBSparseIndexPagination(t *testing.T) {
+	cite(t, docQueryAPI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeAll)
+	for _, forward := range []bool{true, false} {
+		in := &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"), Limit: aws.Int32(2),
+			ScanIndexForward:       aws.Bool(forward),
+			KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}}
+		var pages [][]string
+		for {
+			out, err := c.Query(context.Background(), in)
+			require.NoError(t, err)
+			pages = append(pages, strs(out.Items, "pk"))
+			if out.LastEvaluatedKey == nil {
+				break
+			}
+			require.Equal(t, []string{"g", "pk", "r"}, attrNames(out.LastEvaluatedKey), "an index's LastEvaluatedKey holds the table's and the index's keys")
+			in.ExclusiveStartKey = out.LastEvaluatedKey
+			require.Less(t, len(pages), 5, "the query ends")
+		}
+		if forward {
+			require.Equal(t, [][]string{{"b1", "b2"}, {"b3"}}, pages)
+		} else {
+			require.Equal(t, [][]string{{"b3", "b2"}, {"b1"}}, pages)
+		}
+	}
+}
+
+// With a FilterExpression, Limit still counts the items read before the
+// filter: a page can be empty and still have a LastEvaluatedKey.
+func TestDynamoDBSparseIndexLimitCountsBeforeTheFilter(t *testing.T) {
+	cite(t, docQueryAPI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeAll)
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"), Limit: aws.Int32(2),
+		KeyConditionExpression: aws.String("g = :g"), FilterExpression: aws.String("x = :x"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G"), ":x": s("x2")}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b2"}, strs(out.Items, "pk"))
+	require.EqualValues(t, 1, out.Count)
+	require.EqualValues(t, 2, out.ScannedCount)
+	require.Equal(t, s("b2"), out.LastEvaluatedKey["pk"])
+}
+
+// ProjectionExpression with nested paths returns those parts of the item:
+// a map's member and a list's element.
+func TestDynamoDBNestedProjection(t *testing.T) {
+	cite(t, docProjections)
+	t.Parallel()
+	c := ddb(t)
+	tbl := table(t, c, false)
+	put(t, c, tbl, map[string]types.AttributeValue{"pk": s("a"), "top": s("t"),
+		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": s("ma"), "b": s("mb")}},
+		"l": l(s("l0"), s("l1"), s("l2"))})
+	out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(tbl),
+		Key: map[string]types.AttributeValue{"pk": s("a")}, ProjectionExpression: aws.String("m.a, l[1], #t"),
+		ExpressionAttributeNames: map[string]string{"#t": "top"}})
+	refusedOr(t, err, "nested ProjectionExpression", func() {
+		require.Equal(t, map[string]types.AttributeValue{
+			"m":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": s("ma")}},
+			"l":   l(s("l1")),
+			"top": s("t"),
+		}, out.Item)
+	})
+}
