@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -161,4 +162,19 @@ func TestDynamoDBNestedProjection(t *testing.T) {
 			"top": s("t"),
 		}, out.Item)
 	})
+}
+
+// A strongly consistent read of a global secondary index is refused:
+// "Consistent reads are not supported on global secondary indexes".
+func TestDynamoDBConsistentReadOfAGlobalIndexIsRefused(t *testing.T) {
+	cite(t, docQueryAPI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeAll)
+	_, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	var api smithy.APIError
+	require.ErrorAs(t, err, &api)
+	require.Equal(t, "ValidationException", api.ErrorCode())
+	require.Equal(t, "Consistent reads are not supported on global secondary indexes", api.ErrorMessage())
 }

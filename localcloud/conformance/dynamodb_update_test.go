@@ -200,6 +200,11 @@ func TestDynamoDBTableARNAsTableName(t *testing.T) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("a")}})
 	require.NoError(t, err)
 	require.Len(t, q.Items, 1)
+	bg, err := c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		aws.ToString(arn): {Keys: []map[string]types.AttributeValue{{"pk": s("a")}}},
+	}})
+	require.NoError(t, err)
+	require.Len(t, bg.Responses[aws.ToString(arn)], 1, "the answer is keyed by the table as the request named it")
 }
 
 // Errors say what is wrong: an item without its sort key, a key attribute

@@ -14,6 +14,12 @@ type call struct {
 	op   string
 	body []byte
 	req  map[string]json.RawMessage
+	// changed: req differs from body, which is forwarded as it came
+	// otherwise.
+	changed bool
+	// arns: the table ARNs RequestItems gave, by table name, for the
+	// answer's maps keyed by table.
+	arns map[string]string
 }
 
 // legacy are the legacy parameters, in the order they are checked.
@@ -48,10 +54,16 @@ func (c *call) serve() {
 	default:
 		a = c.forward()
 	}
+	if c.arns != nil {
+		a = c.keyedByARN(a)
+	}
 	a.write(c.w)
 }
 
 func (c *call) forward() *answer {
+	if !c.changed {
+		return c.h.forward(c.r, c.body)
+	}
 	b, err := json.Marshal(c.req)
 	if err != nil {
 		return validation(err.Error())
@@ -68,6 +80,14 @@ func (c *call) str(name string) string {
 func (c *call) set(name string, v any) {
 	b, _ := json.Marshal(v)
 	c.req[name] = b
+	c.changed = true
+}
+
+func (c *call) del(name string) {
+	if _, ok := c.req[name]; ok {
+		delete(c.req, name)
+		c.changed = true
+	}
 }
 
 func (c *call) tableName() string { return tableNameOf(c.str("TableName")) }
@@ -183,6 +203,10 @@ func (c *call) tableARNs() {
 					delete(m, k)
 					m[n] = v
 					changed = true
+					if c.arns == nil {
+						c.arns = map[string]string{}
+					}
+					c.arns[n] = k
 				}
 			}
 			if changed {
@@ -194,15 +218,44 @@ func (c *call) tableARNs() {
 	if raw, ok := c.req["TransactItems"]; ok && strings.Contains(string(raw), "arn:") {
 		var items []map[string]map[string]json.RawMessage
 		if json.Unmarshal(raw, &items) == nil {
+			changed := false
 			for _, ti := range items {
 				for _, r := range ti {
 					var t string
 					if json.Unmarshal(r["TableName"], &t) == nil && t != tableNameOf(t) {
 						r["TableName"], _ = json.Marshal(tableNameOf(t))
+						changed = true
 					}
 				}
 			}
-			c.set("TransactItems", items)
+			if changed {
+				c.set("TransactItems", items)
+				c.h.stats.correct("table ARN as TableName")
+			}
 		}
 	}
+}
+
+// keyedByARN gives the answer's maps keyed by table (Responses,
+// UnprocessedItems, UnprocessedKeys) the keys the request used: the ARNs.
+func (c *call) keyedByARN(a *answer) *answer {
+	var m map[string]json.RawMessage
+	if !a.ok() || json.Unmarshal(a.body, &m) != nil {
+		return a
+	}
+	for _, field := range []string{"Responses", "UnprocessedItems", "UnprocessedKeys", "ItemCollectionMetrics"} {
+		var byTable map[string]json.RawMessage
+		if json.Unmarshal(m[field], &byTable) != nil || byTable == nil {
+			continue
+		}
+		for name, arn := range c.arns {
+			if v, ok := byTable[name]; ok {
+				delete(byTable, name)
+				byTable[arn] = v
+			}
+		}
+		m[field], _ = json.Marshal(byTable)
+	}
+	b, _ := json.Marshal(m)
+	return a.withBody(b)
 }

@@ -18,11 +18,19 @@ func (c *call) queryOrScan() *answer {
 	if err != nil {
 		return c.forward()
 	}
-	if ixName := c.str("IndexName"); ixName != "" && c.h.profile.IndexesNotSparse {
-		if ix, ok := t.Indexes[ixName]; ok {
+	if ixName := c.str("IndexName"); ixName != "" {
+		ix, ok := t.Indexes[ixName]
+		var consistent bool
+		_ = json.Unmarshal(c.req["ConsistentRead"], &consistent)
+		if ok && ix.Global && consistent {
+			return validation("Consistent reads are not supported on global secondary indexes")
+		}
+		if ok && c.h.profile.IndexesNotSparse {
 			return c.indexRead(t, ix)
 		}
-		return c.forward()
+		if c.h.profile.IndexesNotSparse {
+			return c.forward()
+		}
 	}
 	mode := c.wantsCapacity()
 	if mode != "" {
@@ -42,7 +50,7 @@ func (c *call) queryOrScan() *answer {
 			return c.forward()
 		}
 		p = pp
-		delete(c.req, "ProjectionExpression")
+		c.del("ProjectionExpression")
 		c.pruneNames()
 	}
 	a := c.forward()

@@ -60,12 +60,12 @@ func (c *call) getItem() *answer {
 			return c.forward() // the engine says what is wrong with it
 		}
 		p = pp
-		delete(c.req, "ProjectionExpression")
+		c.del("ProjectionExpression")
 		c.pruneNames()
 	}
 	if mode != "" || p != nil {
 		// The whole item, to size it or to project it.
-		delete(c.req, "ProjectionExpression")
+		c.del("ProjectionExpression")
 		c.pruneNames()
 	}
 	a := c.forward()
@@ -118,7 +118,7 @@ func (c *call) pruneNames() {
 			}
 		}
 		if len(names) == 0 {
-			delete(c.req, "ExpressionAttributeNames")
+			c.del("ExpressionAttributeNames")
 		} else {
 			c.set("ExpressionAttributeNames", names)
 		}
@@ -130,13 +130,13 @@ func (c *call) pruneNames() {
 			}
 		}
 		if len(vals) == 0 {
-			delete(c.req, "ExpressionAttributeValues")
+			c.del("ExpressionAttributeValues")
 		} else {
 			c.set("ExpressionAttributeValues", vals)
 		}
 	}
 	if c.str("Select") == "SPECIFIC_ATTRIBUTES" && c.str("ProjectionExpression") == "" {
-		delete(c.req, "Select")
+		c.del("Select")
 	}
 }
 
