@@ -178,3 +178,20 @@ func TestDynamoDBConsistentReadOfAGlobalIndexIsRefused(t *testing.T) {
 	require.Equal(t, "ValidationException", api.ErrorCode())
 	require.Equal(t, "Consistent reads are not supported on global secondary indexes", api.ErrorMessage())
 }
+
+// A filter on a KEYS_ONLY index sees only the projected attributes: an
+// attribute the index does not hold is absent, so x = :x matches nothing.
+func TestDynamoDBFilterOnAKeysOnlyIndexSeesOnlyProjectedAttributes(t *testing.T) {
+	cite(t, docGSI)
+	t.Parallel()
+	c := ddb(t)
+	tbl := sparseTable(t, c, types.ProjectionTypeKeysOnly)
+	out, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"),
+		KeyConditionExpression: aws.String("g = :g"), FilterExpression: aws.String("x = :x"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G"), ":x": s("x1")}})
+	refusedOr(t, err, "FilterExpression on an attribute", func() {
+		require.Empty(t, out.Items)
+		require.EqualValues(t, 0, out.Count)
+		require.EqualValues(t, 3, out.ScannedCount)
+	})
+}

@@ -315,3 +315,29 @@ func (p *projection) value(v json.RawMessage) (json.RawMessage, bool) {
 	b, _ := json.Marshal(map[string][]json.RawMessage{"L": outList})
 	return b, true
 }
+
+var (
+	identifier = regexp.MustCompile(`(?:[#:]|\.#?)?[A-Za-z_][A-Za-z0-9_]*`)
+	notNames   = map[string]bool{"AND": true, "OR": true, "NOT": true, "BETWEEN": true, "IN": true,
+		"attribute_exists": true, "attribute_not_exists": true, "attribute_type": true, "begins_with": true,
+		"contains": true, "size": true}
+)
+
+// topLevelNames lists the attributes a condition or filter expression reads
+// at the top level: the first name of each path, #names resolved.
+func topLevelNames(expr string, names map[string]string) []string {
+	var out []string
+	for _, tok := range identifier.FindAllString(expr, -1) {
+		switch {
+		case strings.HasPrefix(tok, ":"), strings.HasPrefix(tok, "."):
+		case strings.HasPrefix(tok, "#"):
+			if n, ok := names[tok]; ok {
+				out = append(out, n)
+			}
+		case notNames[strings.ToUpper(tok)] || notNames[tok]:
+		default:
+			out = append(out, tok)
+		}
+	}
+	return out
+}

@@ -60,3 +60,10 @@ func TestTableNameOfAnARN(t *testing.T) {
 	require.Equal(t, "club", tableNameOf("club"))
 	require.Equal(t, "club", tableNameOf("arn:aws:dynamodb:us-east-1:000000000000:table/club/index/by-g"))
 }
+
+func TestTopLevelNamesOfAFilter(t *testing.T) {
+	t.Parallel()
+	got := topLevelNames("#m.#n = :v AND attribute_exists(#k) AND (m.a = :v OR size(l[0]) > :n) AND NOT begins_with(x, :p) and y between :a AND :b",
+		map[string]string{"#k": "kind", "#m": "m", "#n": "n"})
+	require.Equal(t, []string{"m", "kind", "m", "l", "x", "y"}, got)
+}

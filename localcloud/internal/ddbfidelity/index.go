@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math/big"
+	"net/http"
 	"sort"
 )
 
@@ -105,6 +106,14 @@ func (c *call) indexRead(t *tableDesc, ix indexDesc) *answer {
 	if sel == "ALL_ATTRIBUTES" && ix.Global && ix.Projection != "ALL" {
 		return validation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index " + ix.Name + " because its projection type is not ALL")
 	}
+	if f := c.str("FilterExpression"); f != "" && ix.Projection != "ALL" && ix.Global {
+		for _, name := range topLevelNames(f, c.names()) {
+			if !t.projects(ix, name) {
+				return c.refuse("a FilterExpression on an attribute a "+ix.Projection+" global secondary index does not project ("+name+")",
+					c.h.profile.Engine+" keeps whole items in its indexes, so the filter would see the attribute, which AWS's index does not hold")
+			}
+		}
+	}
 	mode := c.wantsCapacity()
 	if mode == "INDEXES" {
 		return c.refuse("ReturnConsumedCapacity INDEXES on a read of a secondary index", "the local cloud computes the total only")
@@ -143,7 +152,12 @@ func (c *call) indexRead(t *tableDesc, ix indexDesc) *answer {
 			if len(out.LastEvaluatedKey) == 0 {
 				return all, nil
 			}
-			req["ExclusiveStartKey"], _ = json.Marshal(out.LastEvaluatedKey)
+			next, _ := json.Marshal(out.LastEvaluatedKey)
+			if string(next) == string(req["ExclusiveStartKey"]) {
+				return nil, errorAnswer(http.StatusInternalServerError, "InternalServerError",
+					"the local cloud's reading of index "+ix.Name+": the engine answered the same page twice")
+			}
+			req["ExclusiveStartKey"] = next
 		}
 	}
 	all, errA := read(false)
