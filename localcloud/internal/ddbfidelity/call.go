@@ -48,8 +48,20 @@ func (c *call) serve() {
 		a = c.batchWrite()
 	case "TransactWriteItems":
 		a = c.transactWrite()
+	case "CreateTable":
+		if a = c.forward(); a.ok() {
+			c.h.numbers.created(c.tableName())
+		}
 	case "DeleteTable", "UpdateTable":
 		c.h.tables.forget(c.tableName())
+		if c.op == "DeleteTable" {
+			c.h.numbers.dropped(c.tableName())
+		}
+		a = c.forward()
+	case "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction":
+		// PartiQL writes are not read here: no table's numbers are known
+		// any more.
+		c.h.numbers.forgetAll()
 		a = c.forward()
 	default:
 		a = c.forward()

@@ -19,12 +19,13 @@ type Handler struct {
 	profile Profile
 	tables  *tables
 	stats   *counters
+	numbers *decimals
 }
 
 // New returns the fidelity layer in front of next, reading from engine, for
 // an engine that behaves as profile says.
 func New(next, engine http.Handler, profile Profile) *Handler {
-	return &Handler{next: next, engine: engine, profile: profile, tables: newTables(), stats: newCounters()}
+	return &Handler{next: next, engine: engine, profile: profile, tables: newTables(), stats: newCounters(), numbers: newDecimals()}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

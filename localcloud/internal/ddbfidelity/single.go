@@ -177,6 +177,12 @@ func (c *call) write() *answer {
 		if a := c.storedArithmetic(t.Name, key, c.str("UpdateExpression"), c.names()); a != nil {
 			return a
 		}
+		c.h.numbers.noteUpdate(t.Name, c.str("UpdateExpression"), c.names(), c.values())
+	}
+	if c.op == "PutItem" {
+		var it item
+		_ = json.Unmarshal(c.req["Item"], &it)
+		c.h.numbers.notePut(t.Name, it)
 	}
 	mode := c.wantsCapacity()
 	var before item
@@ -220,7 +226,13 @@ func (c *call) storedArithmetic(table string, key item, upd string, names map[st
 		_, ps := arithmetic(upd, add)
 		paths = append(paths, ps...)
 	}
-	if len(paths) == 0 {
+	mayHold := false
+	for _, p := range paths {
+		if path, ok := parsePath(p, names); ok && c.h.numbers.mayHold(table, path[0].name) {
+			mayHold = true
+		}
+	}
+	if !mayHold {
 		return nil
 	}
 	it, ok := c.read(table, key)
@@ -256,6 +268,7 @@ func (c *call) batchWrite() *answer {
 		for _, w := range ws {
 			var a *answer
 			if w.PutRequest != nil {
+				c.h.numbers.notePut(t.Name, w.PutRequest.Item)
 				a = checkItemKeys(t, w.PutRequest.Item)
 			} else if w.DeleteRequest != nil {
 				a = checkKey(t, w.DeleteRequest.Key)

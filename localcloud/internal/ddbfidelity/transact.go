@@ -11,6 +11,7 @@ type txItem struct {
 	Item                                item
 	UpdateExpression                    string
 	ExpressionAttributeNames            map[string]string
+	ExpressionAttributeValues           item
 	ReturnValuesOnConditionCheckFailure string
 }
 
@@ -22,7 +23,11 @@ func (c *call) transactWrite() *answer {
 	var tx struct {
 		TransactItems []map[string]txItem
 	}
-	if json.Unmarshal(mustJSON(c.req), &tx) != nil {
+	body := c.body
+	if c.changed {
+		body = mustJSON(c.req)
+	}
+	if json.Unmarshal(body, &tx) != nil {
 		return c.forward()
 	}
 	type target struct {
@@ -42,11 +47,13 @@ func (c *call) transactWrite() *answer {
 					}
 					key = keyOf(it.Item, t.Keys)
 				}
+				c.h.numbers.notePut(tbl, it.Item)
 			}
 			if action == "Update" {
 				if a := c.storedArithmetic(tbl, key, it.UpdateExpression, it.ExpressionAttributeNames); a != nil {
 					return a
 				}
+				c.h.numbers.noteUpdate(tbl, it.UpdateExpression, it.ExpressionAttributeNames, it.ExpressionAttributeValues)
 			}
 			targets[i] = target{table: tbl, key: key, old: it.ReturnValuesOnConditionCheckFailure == "ALL_OLD"}
 		}
