@@ -252,3 +252,28 @@ func TestDynamoDBTransactionCancellationCarriesTheItem(t *testing.T) {
 	require.Equal(t, "ConditionalCheckFailed", aws.ToString(tce.CancellationReasons[1].Code))
 	require.Equal(t, map[string]types.AttributeValue{"pk": s("a"), "v": s("old")}, tce.CancellationReasons[1].Item)
 }
+
+// An expression attribute name or value that no expression uses is an
+// error, named.
+func TestDynamoDBUnusedExpressionAttributesAreRefused(t *testing.T) {
+	cite(t, "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ExpressionAttributeNames.html")
+	t.Parallel()
+	c := ddb(t)
+	tbl := table(t, c, false)
+	ctx := context.Background()
+	msg := func(err error) string {
+		var api smithy.APIError
+		require.ErrorAs(t, err, &api)
+		require.Equal(t, "ValidationException", api.ErrorCode())
+		return api.ErrorMessage()
+	}
+	_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: map[string]types.AttributeValue{"pk": s("a")},
+		ConditionExpression: aws.String("attribute_not_exists(#k)"), ExpressionAttributeNames: map[string]string{"#k": "pk", "#unused": "x"}})
+	require.Equal(t, "Value provided in ExpressionAttributeNames unused in expressions: keys: {#unused}", msg(err))
+	_, err = c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(tbl), Key: map[string]types.AttributeValue{"pk": s("a")},
+		UpdateExpression: aws.String("SET v = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("1"), ":unused": s("2")}})
+	require.Equal(t, "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}", msg(err))
+	out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl), Key: map[string]types.AttributeValue{"pk": s("a")}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	require.Empty(t, out.Item, "neither write was carried out")
+}

@@ -3,6 +3,8 @@ package ddbfidelity
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -160,7 +162,45 @@ func (c *call) check() *answer {
 	return nil
 }
 
+// expressionFields are the request fields that hold expressions.
+var expressionFields = []string{"ConditionExpression", "UpdateExpression", "ProjectionExpression", "KeyConditionExpression", "FilterExpression"}
+
+// checkUnused is DynamoDB's refusal of expression attribute names and
+// values that no expression of the request uses.
+func checkUnused(r map[string]json.RawMessage) *answer {
+	var exprs []string
+	for _, f := range expressionFields {
+		var e string
+		_ = json.Unmarshal(r[f], &e)
+		exprs = append(exprs, e)
+	}
+	for _, p := range []struct {
+		field string
+		re    *regexp.Regexp
+	}{{"ExpressionAttributeNames", nameToken}, {"ExpressionAttributeValues", valueToken}} {
+		var given map[string]json.RawMessage
+		if json.Unmarshal(r[p.field], &given) != nil || len(given) == 0 {
+			continue
+		}
+		used := tokens(p.re, exprs...)
+		var unused []string
+		for k := range given {
+			if !used[k] {
+				unused = append(unused, k)
+			}
+		}
+		if len(unused) > 0 {
+			sort.Strings(unused)
+			return validation("Value provided in " + p.field + " unused in expressions: keys: {" + strings.Join(unused, ", ") + "}")
+		}
+	}
+	return nil
+}
+
 func (c *call) checkExpressions(r map[string]json.RawMessage) *answer {
+	if a := checkUnused(r); a != nil {
+		return a
+	}
 	p := c.h.profile
 	var upd, proj string
 	_ = json.Unmarshal(r["UpdateExpression"], &upd)
