@@ -166,10 +166,18 @@ func (c *call) write() *answer {
 		if a := checkItemKeys(t, it); a != nil {
 			return a
 		}
+		if a := checkItemSize(it); a != nil {
+			return a
+		}
 		key = keyOf(it, t.Keys)
 	} else {
 		_ = json.Unmarshal(c.req["Key"], &key)
 		if a := checkKey(t, key); a != nil {
+			return a
+		}
+	}
+	if c.op == "UpdateItem" {
+		if a := checkKeyUpdate(t, c.str("UpdateExpression"), c.names()); a != nil {
 			return a
 		}
 	}
@@ -260,22 +268,40 @@ func (c *call) batchWrite() *answer {
 		DeleteRequest *struct{ Key item }
 	}
 	_ = json.Unmarshal(c.req["RequestItems"], &reqs)
+	total := 0
+	for _, ws := range reqs {
+		total += len(ws)
+	}
+	if total > maxBatchWrite {
+		return validation("Too many items requested for the BatchWriteItem call")
+	}
 	for table, ws := range reqs {
 		t, err := c.h.describe(c.r.Context(), table)
 		if err != nil {
 			continue
 		}
+		seen := map[string]bool{}
 		for _, w := range ws {
 			var a *answer
+			var key item
 			if w.PutRequest != nil {
 				c.h.numbers.notePut(t.Name, w.PutRequest.Item)
-				a = checkItemKeys(t, w.PutRequest.Item)
+				if a = checkItemKeys(t, w.PutRequest.Item); a == nil {
+					a = checkItemSize(w.PutRequest.Item)
+				}
+				key = keyOf(w.PutRequest.Item, t.Keys)
 			} else if w.DeleteRequest != nil {
 				a = checkKey(t, w.DeleteRequest.Key)
+				key = w.DeleteRequest.Key
 			}
 			if a != nil {
 				return a
 			}
+			id := keyID(key, t.Keys)
+			if seen[id] {
+				return validation("Provided list of item keys contains duplicates")
+			}
+			seen[id] = true
 		}
 	}
 	if c.wantsCapacity() != "" {

@@ -36,20 +36,34 @@ func (c *call) transactWrite() *answer {
 		old   bool
 	}
 	targets := make([]target, len(tx.TransactItems))
+	seen := map[string]bool{}
 	for i, ti := range tx.TransactItems {
 		for action, it := range ti {
 			tbl := tableNameOf(it.TableName)
 			key := it.Key
+			t, err := c.h.describe(c.r.Context(), tbl)
+			if err != nil {
+				continue // the engine names the missing table
+			}
 			if action == "Put" {
-				if t, err := c.h.describe(c.r.Context(), tbl); err == nil {
-					if a := checkItemKeys(t, it.Item); a != nil {
-						return a
-					}
-					key = keyOf(it.Item, t.Keys)
+				if a := checkItemKeys(t, it.Item); a != nil {
+					return a
 				}
+				if a := checkItemSize(it.Item); a != nil {
+					return a
+				}
+				key = keyOf(it.Item, t.Keys)
 				c.h.numbers.notePut(tbl, it.Item)
 			}
+			id := tbl + "\x00" + keyID(key, t.Keys)
+			if seen[id] {
+				return validation("Transaction request cannot include multiple operations on one item")
+			}
+			seen[id] = true
 			if action == "Update" {
+				if a := checkKeyUpdate(t, it.UpdateExpression, it.ExpressionAttributeNames); a != nil {
+					return a
+				}
 				if a := c.storedArithmetic(tbl, key, it.UpdateExpression, it.ExpressionAttributeNames); a != nil {
 					return a
 				}
