@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -173,10 +172,7 @@ func TestDynamoDBConsistentReadOfAGlobalIndexIsRefused(t *testing.T) {
 	tbl := sparseTable(t, c, types.ProjectionTypeAll)
 	_, err := c.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-g"), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
-	var api smithy.APIError
-	require.ErrorAs(t, err, &api)
-	require.Equal(t, "ValidationException", api.ErrorCode())
-	require.Equal(t, "Consistent reads are not supported on global secondary indexes", api.ErrorMessage())
+	require.Equal(t, "Consistent reads are not supported on global secondary indexes", validationMessage(t, err))
 }
 
 // A filter on a KEYS_ONLY index sees only the projected attributes: an

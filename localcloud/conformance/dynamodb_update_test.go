@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -216,12 +215,7 @@ func TestDynamoDBKeyErrorsSayWhatIsWrong(t *testing.T) {
 	c := ddb(t)
 	tbl := table(t, c, true)
 	ctx := context.Background()
-	msg := func(err error) string {
-		var ve smithy.APIError
-		require.ErrorAs(t, err, &ve)
-		require.Equal(t, "ValidationException", ve.ErrorCode())
-		return ve.ErrorMessage()
-	}
+	msg := func(err error) string { return validationMessage(t, err) }
 	_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: map[string]types.AttributeValue{"pk": s("a")}})
 	require.Equal(t, "One or more parameter values were invalid: Missing the key sk in the item", msg(err))
 	_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: map[string]types.AttributeValue{"pk": n("1"), "sk": s("x")}})
@@ -261,12 +255,7 @@ func TestDynamoDBUnusedExpressionAttributesAreRefused(t *testing.T) {
 	c := ddb(t)
 	tbl := table(t, c, false)
 	ctx := context.Background()
-	msg := func(err error) string {
-		var api smithy.APIError
-		require.ErrorAs(t, err, &api)
-		require.Equal(t, "ValidationException", api.ErrorCode())
-		return api.ErrorMessage()
-	}
+	msg := func(err error) string { return validationMessage(t, err) }
 	_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: map[string]types.AttributeValue{"pk": s("a")},
 		ConditionExpression: aws.String("attribute_not_exists(#k)"), ExpressionAttributeNames: map[string]string{"#k": "pk", "#unused": "x"}})
 	require.Equal(t, "Value provided in ExpressionAttributeNames unused in expressions: keys: {#unused}", msg(err))
