@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -190,4 +191,50 @@ func TestDynamoDBFilterOnAKeysOnlyIndexSeesOnlyProjectedAttributes(t *testing.T)
 		require.EqualValues(t, 0, out.Count)
 		require.EqualValues(t, 3, out.ScannedCount)
 	})
+}
+
+// A local secondary index is sparse too: an item without the index's sort
+// key is not in it. A KEYS_ONLY local index holds the table's keys and its
+// sort key; a query of it in sort-key order pages by Limit.
+func TestDynamoDBSparseLocalIndex(t *testing.T) {
+	cite(t, "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/LSI.html")
+	t.Parallel()
+	c := ddb(t)
+	ctx := context.Background()
+	tbl := fmt.Sprintf("conformance-%d", tableSeq.Add(1))
+	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: aws.String(tbl), BillingMode: types.BillingModePayPerRequest,
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String("at"), AttributeType: types.ScalarAttributeTypeN}},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{IndexName: aws.String("by-at"),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("at"), KeyType: types.KeyTypeRange}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}},
+	})
+	require.NoError(t, err)
+	for _, it := range []map[string]types.AttributeValue{
+		{"pk": s("P"), "sk": s("a"), "at": n("30"), "x": s("x")},
+		{"pk": s("P"), "sk": s("b"), "x": s("no at")},
+		{"pk": s("P"), "sk": s("c"), "at": n("4"), "x": s("x")},
+		{"pk": s("P"), "sk": s("d"), "at": n("100"), "x": s("x")},
+	} {
+		put(t, c, tbl, it)
+	}
+	in := &dynamodb.QueryInput{TableName: aws.String(tbl), IndexName: aws.String("by-at"), Limit: aws.Int32(2),
+		KeyConditionExpression: aws.String("pk = :p"), ExpressionAttributeValues: map[string]types.AttributeValue{":p": s("P")}}
+	var pages [][]string
+	for {
+		out, err := c.Query(ctx, in)
+		require.NoError(t, err)
+		for _, it := range out.Items {
+			require.Equal(t, []string{"at", "pk", "sk"}, attrNames(it))
+		}
+		pages = append(pages, strs(out.Items, "sk"))
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		require.Less(t, len(pages), 5, "the query ends")
+	}
+	require.Equal(t, [][]string{{"c", "a"}, {"d"}}, pages, "in numeric order of at, without b")
 }
