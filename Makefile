@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset docs docs-assets screenshots test test-moto test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset docs docs-assets screenshots test test-moto conformance test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -64,7 +64,12 @@ CONTRACT_SUITES = ./internal/store/ ./internal/relay/ ./internal/sqsconsumer/ ./
 # neither kumo nor DynamoDB does (docs/local-cloud.md).
 test-moto: ## Run the end-to-end suite and the adapters' contract suites with the data plane on moto (needs python3 with moto; about 10 minutes)
 	CLUB_ENGINE=moto CLUB_ENGINES=moto $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) \
-		-skip '^TestFloodOfExportsDoesNotDelayUrgentMail$$' ./e2e/ $(CONTRACT_SUITES)
+		-skip '^TestFloodOfExportsDoesNotDelayUrgentMail$$' ./e2e/ $(CONTRACT_SUITES) ./localcloud/conformance/
+
+# One run on both engines, so that the table has both columns; the table is
+# written even when a case fails (it then says FAIL), and the target fails.
+conformance: ## Run the conformance suite on kumo and moto and rewrite its table in docs/local-cloud.md
+	CLUB_ENGINES=kumo,moto $(GO) test -count=1 -p 1 ./localcloud/conformance/ -args -conformance.doc $(CURDIR)/docs/local-cloud.md
 
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md

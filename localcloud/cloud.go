@@ -29,6 +29,7 @@ import (
 	"github.com/clubdev/club/localcloud/engine"
 	"github.com/clubdev/club/localcloud/gateway"
 	"github.com/clubdev/club/localcloud/internal/billing"
+	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
 	"github.com/clubdev/club/localcloud/internal/esm"
 	"github.com/clubdev/club/localcloud/internal/front"
@@ -192,10 +193,13 @@ type Cloud struct {
 	runtime   *lambdart.Runtime
 	sfn       *sfn.Service
 	front     *front.Front
-	endpoint  *http.Server
-	gateway   *gateway.Gateway
-	issuer    *issuer.Issuer
-	extras    []extra
+	// fidelity is the DynamoDB data path's first stop: it refuses what the
+	// engine would carry out otherwise and corrects what it can.
+	fidelity *ddbfidelity.Handler
+	endpoint *http.Server
+	gateway  *gateway.Gateway
+	issuer   *issuer.Issuer
+	extras   []extra
 
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
@@ -419,11 +423,16 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 	if err != nil {
 		return err
 	}
+	engineName := cfg.Engine
+	if engineName == "" {
+		engineName = EngineKumo
+	}
+	c.fidelity = ddbfidelity.New(recorder, f.Kumo(), ddbfidelity.ProfileOf(engineName))
 	f.SetRoutes(front.Routes{
 		Services:      besideEngine,
 		Runtime:       c.runtime.RuntimeHandler(),
 		Invoke:        c.runtime.InvokeHandler(),
-		DynamoDB:      recorder,
+		DynamoDB:      c.fidelity,
 		Streams:       ddbstream.NewAPI(c.streams),
 		StepFunctions: sfnapi.NewHandler(c.sfn),
 		Control:       c.controlHandler(),

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/front"
 )
 
@@ -28,6 +29,9 @@ type EndpointStats struct {
 	Retries   front.RetryStats    `json:"sdk_retries"`
 	Receipts  front.ReceiptStats  `json:"receives"`
 	Conflicts front.ConflictStats `json:"transaction_conflicts"`
+	// DynamoDBFidelity counts the DynamoDB requests the local cloud refused
+	// (by feature) and the answers it corrected (package ddbfidelity).
+	DynamoDBFidelity ddbfidelity.Stats `json:"dynamodb_fidelity"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -83,6 +87,9 @@ func (c *Cloud) Stats() Stats {
 	}
 	if c.front != nil {
 		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
+	}
+	if c.fidelity != nil {
+		s.Endpoint.DynamoDBFidelity = c.fidelity.Stats()
 	}
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"sort"
@@ -10,18 +11,26 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/sdkhttp"
 	"github.com/clubdev/club/localcloud/testkit"
 )
 
-var report = flag.String("conformance.report", "", "write each case's result on each engine to this file (JSON lines)")
+var (
+	report = flag.String("conformance.report", "", "write each case's result on each engine to this file (JSON lines)")
+	doc    = flag.String("conformance.doc", "", "rewrite the conformance table of this Markdown file (docs/local-cloud.md) from this run's results")
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := testkit.Run(m)
 	if err := writeReport(); err != nil {
+		println("conformance:", err.Error())
+		code = 1
+	}
+	if err := writeDoc(); err != nil {
 		println("conformance:", err.Error())
 		code = 1
 	}
@@ -47,6 +56,8 @@ type outcome struct {
 	Doc     string `json:"doc"`
 	Result  string `json:"result"` // "pass", "refused", "fail"
 	Feature string `json:"feature,omitempty"`
+	// Reason is the refusal's message, for the table.
+	Reason string `json:"reason,omitempty"`
 }
 
 var (
@@ -87,6 +98,12 @@ func refusedByDesign(t *testing.T, err error, feature string) {
 	require.Contains(t, err.Error(), "local cloud", "the refusal says it is the local cloud's")
 	if o, ok := refusals.Load(t); ok {
 		o.(*outcome).Feature = feature
+		msg := err.Error()
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			msg = api.ErrorMessage()
+		}
+		o.(*outcome).Reason = msg
 	}
 }
 

@@ -1,8 +1,15 @@
 // Package testkit gives the adapters' test binaries an AWS endpoint on each
 // engine the local cloud can run on, so that one contract suite is checked
 // against two independently written emulators: kumo (in process) and moto
-// (python3 -m moto.server, a child process behind the local cloud's
-// serialising front, since it is not safe under concurrent writes).
+// (python3 -m moto.server, a child process, handed one request at a time
+// since it is not safe under concurrent writes).
+//
+// The endpoint is the one `make run` serves on that engine, data path for
+// data path: the front (request routing, SNS PublishBatch, presigned URLs,
+// retries' answers, transaction conflicts), DynamoDB through the fidelity
+// layer (package ddbfidelity) and the stream recorder, and the local
+// cloud's own DynamoDB Streams API. What it leaves out is what the adapters
+// do not call: Lambda, Step Functions and the control endpoints.
 //
 // A package opts in with
 //
@@ -21,7 +28,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -31,7 +37,7 @@ import (
 	"github.com/sivchari/kumo"
 
 	"github.com/clubdev/club/localcloud/engine"
-	"github.com/clubdev/club/localcloud/internal/front"
+	"github.com/clubdev/club/localcloud/internal/dataplane"
 )
 
 // EnginesEnv names the engines Run runs the package on, comma-separated.
@@ -126,21 +132,27 @@ func start(name string) (string, error) {
 	switch name {
 	case engine.Kumo:
 		srv := kumo.NewServer()
-		urls[name] = srv.URL
-		closers = append(closers, srv.Close)
+		ep, err := dataplane.New(dataplane.Options{Engine: name, EngineURL: srv.URL})
+		if err != nil {
+			srv.Close()
+			return "", err
+		}
+		hs := httptest.NewServer(ep)
+		urls[name] = hs.URL
+		closers = append(closers, srv.Close, hs.Close, ep.Close)
 	case engine.Moto:
 		m, err := engine.StartMoto(context.Background(), engine.MotoOptions{})
 		if err != nil {
 			return "", err
 		}
-		target, err := url.Parse(m.URL())
+		ep, err := dataplane.New(dataplane.Options{Engine: name, EngineURL: m.URL()})
 		if err != nil {
 			_ = m.Close()
 			return "", err
 		}
-		srv := httptest.NewServer(front.Serialised(front.NewBufferedProxy(target)))
-		urls[name] = srv.URL
-		closers = append(closers, srv.Close, func() { _ = m.Close() })
+		hs := httptest.NewServer(ep)
+		urls[name] = hs.URL
+		closers = append(closers, func() { _ = m.Close() }, hs.Close, ep.Close)
 	default:
 		return "", fmt.Errorf("unknown engine %q", name)
 	}
