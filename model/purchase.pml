@@ -423,7 +423,7 @@ end:
 proctype clock(byte p) {
 end:
 	do
-	:: atomic { clk[p] < PAST_DEADLINE -> clk[p]++ }
+	:: atomic { st[p] != NONE && clk[p] < PAST_DEADLINE -> clk[p]++ }   /* from the purchase's creation */
 	od
 }
 
