@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset docs docs-assets screenshots test test-moto conformance test-reliability test-localstack fuzz bench build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset docs docs-assets screenshots test test-moto conformance test-reliability test-localstack fuzz bench model build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -86,6 +86,17 @@ fuzz: ## Fuzz the HTTP API for a while (FUZZTIME=1m by default)
 
 bench: ## Run the benchmarks against the local cloud and write docs/benchmarks.md (about 15 minutes)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench -args -club.report docs/benchmarks.md
+
+# The protocol's SPIN models (model/README.md): each verified exhaustively at
+# its bounds, then each documented mutation must give a counterexample. One
+# test process (-p 1), one pan at a time: it runs beside the other checks on
+# two cores. SPIN comes from Debian; as root (CI) it is installed if missing.
+model: ## Model-check the protocol with SPIN: every model, then every mutation caught (model/README.md; a few minutes)
+	@command -v spin >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq spin >/dev/null; }; } || true
+	@command -v spin >/dev/null || { echo "model: spin is not installed and could not be installed here: apt-get install spin (as root)"; exit 1; }
+	@command -v gcc >/dev/null || { echo "model: gcc is required to compile SPIN's verifiers: apt-get install gcc"; exit 1; }
+	$(GO) test -tags model -count=1 -p 1 -timeout 30m -v -run '^(TestModel|TestMutations)' ./model/
 
 build: ## Build every program and function
 	$(GO) build ./...
