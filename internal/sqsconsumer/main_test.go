@@ -83,11 +83,19 @@ func send(t *testing.T, queueURL, body string, attrs map[string]string) {
 // visibility timeout ends.
 func receive(t *testing.T, queueURL string, want int, within time.Duration) []types.Message {
 	t.Helper()
-	var got []types.Message
 	if within > 0 { // 0: one look
 		within = patience.Within(within)
 	}
-	deadline := time.Now().Add(within)
+	return receiveFor(t, queueURL, want, within)
+}
+
+// receiveFor polls the queue for as long as window, or until it has
+// received want messages: for a check that nothing arrives within a window
+// (window is then its length, not a deadline).
+func receiveFor(t *testing.T, queueURL string, want int, window time.Duration) []types.Message {
+	t.Helper()
+	var got []types.Message
+	deadline := time.Now().Add(window)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -58,7 +58,7 @@ func TestRetryBudgetOutlivesMaxReceiveCount(t *testing.T) {
 		require.Equal(t, i+1, a, "attempts count across copies")
 		require.Equal(t, deadlines[0], deadlines[i], "one deadline for every copy")
 	}
-	require.Empty(t, receive(t, f.url, 1, 2*time.Second), "nothing left in the source queue")
+	require.Empty(t, receiveFor(t, f.url, 1, 2*time.Second), "nothing left in the source queue")
 }
 
 // TestRetryBudgetFallsBackToTheReceivedMessage: when the retry's copy
