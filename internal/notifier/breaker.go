@@ -29,6 +29,12 @@ var ErrCircuitOpen = errors.New("mail provider circuit open")
 // keeps it open for another interval. A rate limit (429) or a rejection is
 // an answer: the provider is up, and they count as successes here.
 //
+// Some calls say nothing about the provider, and change nothing: a call
+// whose caller's context ended (cancelled, or its deadline passed: the
+// invocation ran out of time, not the provider) and a call that panicked.
+// If such a call was the probe, the next send may probe at once, so a panic
+// or a cancelled probe never leaves the breaker refusing every send.
+//
 // The breaker lives in the function instance, not in a shared store: it
 // costs no request on the hot path, and the pressure on a dead provider is
 // bounded by the notifier's concurrency (MaximumConcurrency instances, one
@@ -64,14 +70,48 @@ const (
 )
 
 // Send calls Next unless the breaker is open and it is not time for a probe.
-func (b *Breaker) Send(ctx context.Context, key string, m mail.Message) (mail.Receipt, error) {
+// A panic in Next is passed on after the breaker is settled.
+func (b *Breaker) Send(ctx context.Context, key string, m mail.Message) (r mail.Receipt, err error) {
 	probe, err := b.admit()
 	if err != nil {
 		return mail.Receipt{}, err
 	}
-	r, err := b.Next.Send(ctx, key, m)
-	b.settle(probe, err)
+	answered := false
+	defer func() {
+		if !answered { // Next panicked: it says nothing about the provider
+			b.settle(probe, silent, nil)
+		}
+	}()
+	r, err = b.Next.Send(ctx, key, m)
+	answered = true
+	b.settle(probe, verdictOf(ctx, err), err)
 	return r, err
+}
+
+// verdict is what a call says about the provider.
+type verdict int
+
+const (
+	up     verdict = iota // it answered
+	down                  // 5xx, no connection, no answer in time
+	silent                // nothing: the caller gave up, or the call panicked
+)
+
+// verdictOf classifies a call's result. The caller's context decides first:
+// once it has ended, a failure is the caller's (a cancelled or timed-out
+// invocation), not the provider's. The mail client's own timeout leaves the
+// caller's context alive, so a provider that does not answer is down.
+func verdictOf(ctx context.Context, err error) verdict {
+	switch {
+	case err == nil:
+		return up
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return silent
+	case errors.Is(err, mail.ErrUnavailable) || errors.Is(err, mail.ErrOutcomeUnknown):
+		return down
+	default:
+		return up
+	}
 }
 
 // admit decides whether a send may call the provider; probe is true for the
@@ -94,14 +134,18 @@ func (b *Breaker) admit() (probe bool, err error) {
 	return true, nil
 }
 
-// settle records the outcome of a call that reached the provider.
-func (b *Breaker) settle(probe bool, err error) {
+// settle records the outcome of a call that reached the provider, with the
+// error it returned (nil unless v is down).
+func (b *Breaker) settle(probe bool, v verdict, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if probe {
 		b.probing = false
 	}
-	if !providerDown(err) {
+	switch v {
+	case silent:
+		return
+	case up:
 		b.failures, b.open = 0, false
 		return
 	}
@@ -117,16 +161,6 @@ func (b *Breaker) settle(probe bool, err error) {
 	if b.failures >= b.threshold() {
 		b.open, b.openedAt, b.nextOpen = true, b.now(), b.now().Add(b.interval())
 	}
-}
-
-// providerDown reports whether a send's error says the provider is down: a
-// 5xx, no connection or no answer. A cancelled context says nothing about
-// the provider.
-func providerDown(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	return errors.Is(err, mail.ErrUnavailable) || errors.Is(err, mail.ErrOutcomeUnknown)
 }
 
 // BreakerStats are the breaker's counters since the instance started.
