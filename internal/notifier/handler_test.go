@@ -67,7 +67,7 @@ func TestProviderErrorsKeepPendingUntilRecovery(t *testing.T) {
 		delay, ok := f.sqs.Visibility(d.MessageId)
 		require.True(t, ok, "the retry delay is set")
 		require.GreaterOrEqual(t, delay, time.Second)
-		require.LessOrEqual(t, delay, time.Duration(1<<(receive-1))*time.Second, "exponential backoff, jittered")
+		require.LessOrEqual(t, delay, time.Duration(1<<receive)*time.Second, "exponential backoff, jittered")
 		n := f.notification(t, s)
 		require.Equal(t, enrollment.NotificationPending, n.Status())
 		require.Equal(t, receive, n.Attempts())

@@ -97,8 +97,9 @@ func (c Config) validate() error {
 	if c.RetryBudget > 0 && isFIFO(c.QueueURL) {
 		errs = append(errs, errors.New("sqsconsumer: RetryBudget needs a standard queue (a delayed copy would break a FIFO group's order)"))
 	}
-	if c.RetryBudget > 0 && c.BackoffCap > maxDelay {
-		errs = append(errs, fmt.Errorf("sqsconsumer: with RetryBudget, BackoffCap must not exceed %s (SQS's longest DelaySeconds)", maxDelay))
+	// The cap as it will be: an unset one is filled in from BackoffBase.
+	if capped := c.withDefaults().BackoffCap; c.RetryBudget > 0 && capped > maxDelay {
+		errs = append(errs, fmt.Errorf("sqsconsumer: with RetryBudget, BackoffCap (%s, or BackoffBase when unset) must not exceed %s (SQS's longest DelaySeconds)", capped, maxDelay))
 	}
 	if c.VisibilityTimeout > 0 && c.VisibilityTimeout < 2*time.Second {
 		errs = append(errs, errors.New("sqsconsumer: VisibilityTimeout must be at least 2s (SQS counts whole seconds)"))
