@@ -33,8 +33,14 @@
 //     only the deadline dead-letters them (retry_deadline_passed).
 //   - Pressure: while the provider is down, a Breaker in each instance
 //     refuses sends at once and probes the provider once per
-//     MAIL_PROBE_INTERVAL; a successful probe lets the pending mail through
-//     again, so it all goes out within the backoff cap of the recovery.
+//     MAIL_PROBE_INTERVAL. A mail it refuses costs no write and no attempt
+//     (attempts count calls to the provider) and waits in the parking
+//     queue (PARKING_QUEUE_URL) instead of coming back every few seconds;
+//     the mail that opened the breaker, and each failed probe's, comes back
+//     when the next probe is due. When a probe succeeds, its batch moves
+//     the parked mail back to the queue, so it all goes out within seconds
+//     of the recovery (docs/architecture.md, "Waiting out a mail outage").
+//     Without a parking queue, refused mail is retried with its backoff.
 //   - Ordering and concurrency: the messages of a batch are independent and
 //     handled concurrently; nothing depends on their order.
 //   - Observability: each mail sent logs "notification sent" with its ids
