@@ -33,4 +33,6 @@ func TestOutage(t *testing.T) {
 	require.GreaterOrEqual(t, old.PerMailHour()/parked.PerMailHour(), 20.0, "twentyfold fewer")
 	require.LessOrEqual(t, parked.Drain, time.Minute, "all sent within a minute of the recovery")
 	require.True(t, parked.AttemptsMatch, "attempts count calls to the provider")
+	require.Equal(t, 2*parked.Provider, parked.During.DynamoDBWrites, "during the outage, the only writes are the probes' (the attempt, then its error)")
+	require.GreaterOrEqual(t, parked.Parked, parked.Mails-instances, "all wait parked but the mails that probe, one an instance at most")
 }
