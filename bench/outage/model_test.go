@@ -527,6 +527,7 @@ type Result struct {
 	Way      string
 	Mails    int
 	Outage   time.Duration
+	Warmup   Counts // requests in the outage's first minutes, before the window
 	During   Counts // requests during the measured outage
 	Provider int    // calls that reached the provider during it
 	Drain    time.Duration
@@ -562,7 +563,7 @@ func simulate(t testing.TB, parked bool, mails int, outage time.Duration) Result
 	w.run(start.Add(warmup), nil)
 	before, callsBefore := w.cloud.snapshot(), len(w.provider.calls)
 	w.run(start.Add(warmup+outage), nil)
-	res := Result{Way: "old: back with the backoff", Mails: mails, Outage: outage, During: w.cloud.snapshot().minus(before), Parked: w.cloud.depth(parkingURL)}
+	res := Result{Way: "old: back with the backoff", Mails: mails, Outage: outage, Warmup: before, During: w.cloud.snapshot().minus(before), Parked: w.cloud.depth(parkingURL)}
 	if parked {
 		res.Way = "new: parked, released by the probe"
 	}
