@@ -321,3 +321,81 @@ func TestBreakerUnderConcurrentSenders(t *testing.T) {
 	require.Zero(t, refused)
 	require.Equal(t, senders*each-oddOnes, sent, "every send but the panics and the cancelled ones")
 }
+
+// TestBreakerPassIsTheSendsLeave: a pass taken before a send's writes is
+// the send's leave: while it is out (the probe's) every other send is
+// refused, the send that carries it calls the provider once, and a pass
+// given back unused lets the next send probe.
+func TestBreakerPassIsTheSendsLeave(t *testing.T) {
+	t.Parallel()
+	b, p, clk := openBreaker(t)
+	clk.Advance(5 * time.Second)
+	pass, err := b.Admit()
+	require.NoError(t, err, "time for a probe")
+	_, err = b.Admit()
+	require.ErrorIs(t, err, ErrCircuitOpen, "the probe is out")
+	pass.Release()
+	pass.Release() // twice is harmless
+	require.Equal(t, 3, p.stats(), "no call for a pass given back")
+
+	pass, err = b.Admit()
+	require.NoError(t, err, "the pass given back freed the probe")
+	_, err = b.Send(WithPass(context.Background(), pass), "probe", message(0))
+	require.ErrorIs(t, err, mail.ErrUnavailable)
+	require.NotErrorIs(t, err, ErrCircuitOpen, "the send used its pass")
+	pass.Release() // after use: nothing
+	require.Equal(t, 4, p.stats())
+	_, err = b.Admit()
+	require.ErrorIs(t, err, ErrCircuitOpen, "the failed probe set the next interval")
+}
+
+// TestBreakerSaysWhenToProbeAndWhenToRelease: the failure that opens the
+// breaker and a failed probe say when the next probe is due (the mail that
+// will be it); other failures do not. Parked mail is due for release when
+// the breaker closes, on the first answer an instance sees, and once per
+// ReleaseEvery while the provider answers; never while it is down.
+func TestBreakerSaysWhenToProbeAndWhenToRelease(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(enrolledAt)
+	p := &provider{down: true}
+	b := &Breaker{Next: p, Threshold: 3, ProbeInterval: 5 * time.Second, ReleaseEvery: time.Minute, Now: clk.Now}
+	for i := range 3 {
+		_, err := b.Send(context.Background(), fmt.Sprintf("k-%d", i), message(i))
+		wait, ok := NextProbeIn(err)
+		require.Equal(t, i == 2, ok, "only the failure that opens it, failure %d", i)
+		if ok {
+			require.Equal(t, 5*time.Second, wait)
+		}
+	}
+	require.False(t, b.TakeRelease(), "nothing to release while down")
+	clk.Advance(5 * time.Second)
+	_, err := b.Send(context.Background(), "probe", message(0))
+	wait, ok := NextProbeIn(err)
+	require.True(t, ok, "a failed probe")
+	require.Equal(t, 5*time.Second, wait)
+	_, err = b.Send(context.Background(), "refused", message(0))
+	_, ok = NextProbeIn(err)
+	require.False(t, ok, "a refusal is not a probe")
+	require.False(t, b.TakeRelease())
+
+	p.set(func(p *provider) { p.down = false })
+	clk.Advance(5 * time.Second)
+	_, err = b.Send(context.Background(), "probe", message(0))
+	require.NoError(t, err)
+	require.True(t, b.TakeRelease(), "the breaker closed")
+	require.False(t, b.TakeRelease(), "taken")
+	_, err = b.Send(context.Background(), "next", message(0))
+	require.NoError(t, err)
+	require.False(t, b.TakeRelease(), "not again within ReleaseEvery")
+	b.ReleaseFailed()
+	require.True(t, b.TakeRelease(), "a release cut short is due again")
+	clk.Advance(time.Minute)
+	_, err = b.Send(context.Background(), "later", message(0))
+	require.NoError(t, err)
+	require.True(t, b.TakeRelease(), "once a minute while the provider answers")
+
+	fresh := &Breaker{Next: p, Now: clk.Now}
+	_, err = fresh.Send(context.Background(), "first", message(0))
+	require.NoError(t, err)
+	require.True(t, fresh.TakeRelease(), "the first answer a new instance sees")
+}
