@@ -1,7 +1,8 @@
 // Package notifier sends the enrollment confirmation e-mail (docs/principles.md §1.11,
 // §7.1). Its event source is the notifications queue, which the events topic
 // fills with enrollment.created envelopes (raw delivery). For each one it
-// counts an attempt on the enrollment, resolves the student's address under
+// asks its Breaker whether the provider may be called (if not, the mail is
+// parked: see Pressure), counts an attempt on the enrollment, resolves the student's address under
 // the address policy (ADDRESS_POLICY; events carry no address; under the
 // current policy the profiles of a whole batch are read in one request),
 // calls the mail provider with an idempotency key derived from the event id,
