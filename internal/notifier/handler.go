@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -109,6 +110,13 @@ func (h *Handler) release(ctx context.Context) {
 	if !h.parking || !h.notifier.breaker.TakeRelease() {
 		return
 	}
+	if deadline, ok := ctx.Deadline(); ok {
+		// Stop between two batches, not in the middle of one, before the
+		// invocation's time runs out.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-releaseMargin))
+		defer cancel()
+	}
 	moved, err := h.consumer.Release(ctx)
 	if err != nil {
 		h.notifier.breaker.ReleaseFailed()
@@ -123,6 +131,10 @@ type decodedEvent struct {
 	env events.Envelope
 	err error
 }
+
+// releaseMargin is the time a release leaves before the invocation's
+// deadline: a batch of ten moved back takes three requests.
+const releaseMargin = 2 * time.Second
 
 // toConsumer maps the notifier's permanent causes, the provider's
 // Retry-After and, with parking, the breaker's answers to the consumer's
