@@ -92,11 +92,13 @@ func runMain(m *testing.M) (code int) {
 			// Scaled so that tests wait seconds: the export link's expiry, the
 			// payment provider's call timeout (1 s for 10 s, as the outage
 			// test scales its hold and its outage by a tenth), and the
-			// notifier's backoff cap (1 s for 30 s, the template's least: the
-			// mail outage test needs 20 failed attempts per mail, which then
-			// take about 20 s; make run keeps 30 s).
+			// notifier's backoff cap and probe interval (1 s for 30 s and
+			// 5 s, the template's least; the probe interval may not exceed
+			// the cap: the mail outage test waits for 20 probes, which then
+			// take about 20 s; make run keeps 30 s and 5 s).
 			Parameters: map[string]string{
-				"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1", "NotificationRetryCapSeconds": "1",
+				"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1",
+				"NotificationRetryCapSeconds": "1", "NotificationProbeIntervalSeconds": "1",
 			},
 			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: logs,

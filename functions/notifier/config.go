@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/clubdev/club/internal/config"
+	"github.com/clubdev/club/internal/notifier"
 	"github.com/clubdev/club/internal/obs"
 	"github.com/clubdev/club/internal/sqsconsumer"
 )
@@ -20,6 +22,10 @@ type Config struct {
 	config.Globals
 	// Queue holds QUEUE_URL, DLQ_URL and the optional MAX_RECEIVE_COUNT.
 	Queue sqsconsumer.Config
+	// ParkingURL is the queue where owed mail waits while the provider is
+	// down (PARKING_QUEUE_URL; optional: without it owed mail comes back
+	// with its backoff all through an outage); see notifier.Handler.
+	ParkingURL string
 	// MailAPIURL is the mail provider's base URL (MAIL_API_URL).
 	MailAPIURL string
 	// RetryBudget is how long a mail is retried through transient
@@ -66,6 +72,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", d.name, v))
 			}
 		}
+	}
+	cfg.ParkingURL = getenv("PARKING_QUEUE_URL")
+	// The mail that keeps probing comes back after the probe interval,
+	// capped by the backoff cap: a shorter cap would bring it back before
+	// the probe is due, to be parked with the rest, and nothing would probe.
+	if interval, capped := cmp.Or(cfg.ProbeInterval, notifier.DefaultProbeInterval), cmp.Or(cfg.BackoffCap, sqsconsumer.DefaultBackoffCap); cfg.ParkingURL != "" && interval > capped {
+		errs = append(errs, fmt.Errorf("MAIL_PROBE_INTERVAL: %s is longer than RETRY_BACKOFF_CAP (%s), which PARKING_QUEUE_URL does not allow", interval, capped))
 	}
 	if cfg.BackoffCap > 15*time.Minute {
 		errs = append(errs, fmt.Errorf("RETRY_BACKOFF_CAP: %s is longer than SQS's longest delay, 15m", cfg.BackoffCap))

@@ -31,6 +31,15 @@ func TestLoadConfig(t *testing.T) {
 	cfg, err = loadConfig(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.Equal(t, 24*time.Hour, cfg.RetryBudget)
+	require.Empty(t, cfg.ParkingURL, "optional")
+
+	env["PARKING_QUEUE_URL"] = "p"
+	cfg, err = loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, "p", cfg.ParkingURL)
+	env["MAIL_PROBE_INTERVAL"] = "3s"
+	_, err = loadConfig(func(k string) string { return env[k] })
+	require.ErrorContains(t, err, "MAIL_PROBE_INTERVAL: 3s is longer than RETRY_BACKOFF_CAP (2s)", "the probing mail would come back before its probe and be parked")
 
 	_, err = loadConfig(func(k string) string {
 		return map[string]string{"MAIL_TIMEOUT": "soon", "RETRY_BUDGET": "0s", "RETRY_BACKOFF_CAP": "1h"}[k]

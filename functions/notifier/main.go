@@ -52,16 +52,19 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*notifier.Hand
 	if timeout == 0 {
 		timeout = mail.DefaultTimeout
 	}
+	breaker := &notifier.Breaker{Next: mailer, ProbeInterval: cfg.ProbeInterval}
 	n, err := notifier.NewNotifier(notifier.NotifierDeps{
 		Store:     st.Enrollments,
 		Addresses: notifier.Addresses{Policy: cfg.AddressPolicy, Profiles: st.Profiles},
 		// Throttled sends wait inside the invocation (see PatientMailer),
 		// leaving time for one more send and for recording its outcome; a
-		// provider that is down is probed, not hammered (see Breaker).
+		// provider that is down is probed, not hammered (see Breaker), and
+		// the mail it refuses waits in the parking queue (see Handler).
 		Mailer: &notifier.PatientMailer{
-			Next:   &notifier.Breaker{Next: mailer, ProbeInterval: cfg.ProbeInterval},
+			Next:   breaker,
 			Margin: timeout + 2*time.Second,
 		},
+		Breaker: breaker,
 		Logger:  logger,
 		Metrics: os.Stdout,
 	})
@@ -69,6 +72,6 @@ func build(ctx context.Context, cfg Config, logger *slog.Logger) (*notifier.Hand
 		return nil, err
 	}
 	queue := cfg.Queue
-	queue.RetryBudget, queue.BackoffCap = cfg.RetryBudget, cfg.BackoffCap
+	queue.RetryBudget, queue.BackoffCap, queue.ParkingURL = cfg.RetryBudget, cfg.BackoffCap, cfg.ParkingURL
 	return notifier.NewHandler(queue, sqs.NewFromConfig(awsCfg), n, logger)
 }

@@ -1,7 +1,8 @@
 // Package notifier sends the enrollment confirmation e-mail (docs/principles.md §1.11,
 // §7.1). Its event source is the notifications queue, which the events topic
 // fills with enrollment.created envelopes (raw delivery). For each one it
-// counts an attempt on the enrollment, resolves the student's address under
+// asks its Breaker whether the provider may be called (if not, the mail is
+// parked: see Pressure), counts an attempt on the enrollment, resolves the student's address under
 // the address policy (ADDRESS_POLICY; events carry no address; under the
 // current policy the profiles of a whole batch are read in one request),
 // calls the mail provider with an idempotency key derived from the event id,
@@ -33,8 +34,14 @@
 //     only the deadline dead-letters them (retry_deadline_passed).
 //   - Pressure: while the provider is down, a Breaker in each instance
 //     refuses sends at once and probes the provider once per
-//     MAIL_PROBE_INTERVAL; a successful probe lets the pending mail through
-//     again, so it all goes out within the backoff cap of the recovery.
+//     MAIL_PROBE_INTERVAL. A mail it refuses costs no write and no attempt
+//     (attempts count calls to the provider) and waits in the parking
+//     queue (PARKING_QUEUE_URL) instead of coming back every few seconds;
+//     the mail that opened the breaker, and each failed probe's, comes back
+//     when the next probe is due. When a probe succeeds, its batch moves
+//     the parked mail back to the queue, so it all goes out within seconds
+//     of the recovery (docs/architecture.md, "Waiting out a mail outage").
+//     Without a parking queue, refused mail is retried with its backoff.
 //   - Ordering and concurrency: the messages of a batch are independent and
 //     handled concurrently; nothing depends on their order.
 //   - Observability: each mail sent logs "notification sent" with its ids

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -30,9 +31,21 @@ const (
 const batchConcurrency = 10
 
 // Handler turns SQS batches of the notifications queue into Notify calls.
+//
+// With a parking queue (sqsconsumer.Config.ParkingURL) and the Notifier's
+// Breaker, owed mail waits out a provider outage almost for free: a mail
+// the open breaker refuses is parked, with no write and no attempt, and
+// stays there; the mail whose failure opened the breaker, and each failed
+// probe's, comes back when the next probe is due, so one mail keeps
+// probing for the instance. When a probe (or any send) succeeds and the
+// breaker closes, the batch that closed it releases the parked mail back
+// to the queue before it returns (docs/architecture.md, "Waiting out a
+// mail outage").
 type Handler struct {
 	consumer *sqsconsumer.Consumer
 	notifier *Notifier
+	parking  bool
+	log      *slog.Logger
 }
 
 // NewHandler wires the consumer of the notifications queue; queue carries
@@ -44,7 +57,10 @@ func NewHandler(queue sqsconsumer.Config, client sqsconsumer.SQS, n *Notifier, l
 	if err != nil {
 		return nil, err
 	}
-	return &Handler{consumer: c, notifier: n}, nil
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Handler{consumer: c, notifier: n, parking: queue.ParkingURL != "" && n.breaker != nil, log: logger}, nil
 }
 
 // Handle processes one batch and reports the messages to retry; it never
@@ -80,10 +96,34 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 		if m.Attribute(sqsconsumer.AttrEventID) == "" {
 			ctx = obs.WithAttrs(ctx, obs.EventID(d.env.EventID))
 		}
-		return toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses, &s))
+		return h.toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses, &s))
 	})
 	h.notifier.emit(ctx, &s)
+	h.release(ctx)
 	return resp, nil
+}
+
+// release moves the parked mail back to the queue if the breaker closed
+// since the last release. If it cannot finish (an error, the invocation's
+// time), the next invocation continues; what was moved is not moved twice.
+func (h *Handler) release(ctx context.Context) {
+	if !h.parking || !h.notifier.breaker.TakeRelease() {
+		return
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		// Stop between two batches, not in the middle of one, before the
+		// invocation's time runs out.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-releaseMargin))
+		defer cancel()
+	}
+	moved, err := h.consumer.Release(ctx)
+	if err != nil {
+		h.notifier.breaker.ReleaseFailed()
+		h.log.WarnContext(ctx, "could not release all parked mail; the next invocation continues", slog.Int("released", moved), obs.Err(err))
+		return
+	}
+	h.log.InfoContext(ctx, "mail provider answers again; parked mail released", slog.Int("released", moved))
 }
 
 // decodedEvent is a message body decoded, or why it could not be.
@@ -92,9 +132,28 @@ type decodedEvent struct {
 	err error
 }
 
+// releaseMargin is the time a release leaves before the invocation's
+// deadline: a batch of ten moved back takes three requests.
+const releaseMargin = 2 * time.Second
+
+// toConsumer maps the notifier's permanent causes, the provider's
+// Retry-After and, with parking, the breaker's answers to the consumer's
+// classification; the rest (events sentinels, transient errors) the
+// consumer classifies itself.
+func (h *Handler) toConsumer(err error) error {
+	if h.parking && err != nil {
+		if errors.Is(err, ErrCircuitOpen) {
+			return sqsconsumer.Park(err)
+		}
+		if d, ok := NextProbeIn(err); ok {
+			return sqsconsumer.RetryAfter(d, err)
+		}
+	}
+	return toConsumer(err)
+}
+
 // toConsumer maps the notifier's permanent causes and the provider's
-// Retry-After to the consumer's classification; the rest (events sentinels,
-// transient errors) the consumer classifies itself.
+// Retry-After to the consumer's classification.
 func toConsumer(err error) error {
 	switch {
 	case err == nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
+	"github.com/clubdev/club/internal/clock"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/profile"
 	mailsandbox "github.com/clubdev/club/internal/sandbox/mail"
@@ -67,7 +68,7 @@ func TestProviderErrorsKeepPendingUntilRecovery(t *testing.T) {
 		delay, ok := f.sqs.Visibility(d.MessageId)
 		require.True(t, ok, "the retry delay is set")
 		require.GreaterOrEqual(t, delay, time.Second)
-		require.LessOrEqual(t, delay, time.Duration(1<<(receive-1))*time.Second, "exponential backoff, jittered")
+		require.LessOrEqual(t, delay, time.Duration(1<<receive)*time.Second, "exponential backoff, jittered")
 		n := f.notification(t, s)
 		require.Equal(t, enrollment.NotificationPending, n.Status())
 		require.Equal(t, receive, n.Attempts())
@@ -496,5 +497,37 @@ func TestCancelledEnrollmentIsNotMailed(t *testing.T) {
 	require.Equal(t, enrollment.NotificationCancelled, n.Status())
 	require.Equal(t, 2, n.Attempts(), "counted once before the cancellation; a cancelled notification counts no more")
 	require.Len(t, f.sqs.Copies(), 1, "not retried")
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestRefusedMailIsParkedWithoutAWrite: with a parking queue, the mail
+// whose failure opens the breaker comes back when the next probe is due,
+// and the mail the open breaker refuses goes to the parking queue at once,
+// without a write: its attempts stay at what reached the provider (none).
+func TestRefusedMailIsParkedWithoutAWrite(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(enrolledAt)
+	f := setup(t, options{budget: time.Hour, breaker: &Breaker{Threshold: 1, ProbeInterval: 5 * time.Second, Now: clk.Now}})
+	a, b := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(a.body, 1))))
+	require.Len(t, f.sqs.Copies(), 1)
+	opener := f.sqs.Copies()[0]
+	require.NotEqual(t, parkingURL, opener.QueueURL, "the mail that opened the breaker stays in the queue")
+	require.GreaterOrEqual(t, opener.Delay, 5*time.Second, "back when the next probe is due")
+	require.LessOrEqual(t, opener.Delay, 6*time.Second)
+	require.Equal(t, 1, f.notification(t, a).Attempts())
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(b.body, 1))))
+	require.Len(t, f.sqs.Copies(), 2)
+	parked := f.sqs.Copies()[1]
+	require.Equal(t, parkingURL, parked.QueueURL)
+	require.Zero(t, parked.Delay)
+	require.Equal(t, b.event.EventID, parked.Attributes["event_id"])
+	require.NotEmpty(t, parked.Attributes["retry_deadline"], "a parked mail keeps its deadline")
+	n := f.notification(t, b)
+	require.Equal(t, enrollment.NotificationPending, n.Status())
+	require.Zero(t, n.Attempts(), "refused before any call: not an attempt, and no write")
 	require.Empty(t, f.sqs.DeadLetters())
 }

@@ -63,6 +63,12 @@ type NotifierDeps struct {
 	Store     enrollment.NotificationStore
 	Addresses AddressResolver
 	Mailer    Mailer
+	// Breaker, when set, is the breaker in the Mailer's chain, asked
+	// before anything is spent on a mail: a mail it refuses costs no
+	// write (its attempts keep counting calls to the provider), and the
+	// handler parks it (see Handler) and releases the parked mail when the
+	// breaker closes.
+	Breaker *Breaker
 	// Logger receives one line per sent mail and per decision worth
 	// knowing about (nil means slog.Default()).
 	Logger *slog.Logger
@@ -79,6 +85,7 @@ type Notifier struct {
 	store     enrollment.NotificationStore
 	addresses AddressResolver
 	mailer    Mailer
+	breaker   *Breaker
 	log       *slog.Logger
 	metrics   io.Writer
 	now       func() time.Time
@@ -99,7 +106,7 @@ func NewNotifier(d NotifierDeps) (*Notifier, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	n := &Notifier{store: d.Store, addresses: d.Addresses, mailer: d.Mailer, log: d.Logger, metrics: d.Metrics, now: d.Now}
+	n := &Notifier{store: d.Store, addresses: d.Addresses, mailer: d.Mailer, breaker: d.Breaker, log: d.Logger, metrics: d.Metrics, now: d.Now}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
@@ -154,6 +161,19 @@ func (n *Notifier) notify(ctx context.Context, env events.Envelope, lastAttempt 
 		return fmt.Errorf("notify: %w", err)
 	}
 	ctx = obs.WithAttrs(ctx, obs.EnrollmentID(p.EnrollmentID), obs.ClassID(p.ClassID))
+
+	if n.breaker != nil && !lastAttempt {
+		// Before the attempt is counted: a mail the breaker refuses costs
+		// nothing and is not an attempt. (A last attempt goes the whole
+		// way, so that a mail given up is recorded as failed.)
+		pass, err := n.breaker.Admit()
+		if err != nil {
+			s.retried(n.now().Sub(env.OccurredAt))
+			return fmt.Errorf("notify enrollment %s: %w", p.EnrollmentID, err)
+		}
+		defer pass.Release()
+		ctx = WithPass(ctx, pass)
+	}
 
 	e, err := n.store.ChangeNotification(ctx, p.EnrollmentID, enrollment.BeginAttemptChange())
 	if errors.Is(err, enrollment.ErrAlreadySent) {

@@ -114,7 +114,13 @@ type options struct {
 	sandbox mailsandbox.Options
 	// budget is the consumer's retry budget in time (none unless set).
 	budget time.Duration
+	// breaker, when set, is asked before each send and parks what it
+	// refuses in parkingURL (budget must be set).
+	breaker *Breaker
 }
+
+// parkingURL is the parking queue of the handlers set up with a breaker.
+const parkingURL = "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-parking"
 
 func setup(t *testing.T, opts options) *fixture {
 	t.Helper()
@@ -143,10 +149,16 @@ func setup(t *testing.T, opts options) *fixture {
 	mailer, err := mail.New(mail.Config{BaseURL: hs.URL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: FunctionName})
+	var m Mailer = mailer
+	var parking string
+	if opts.breaker != nil {
+		opts.breaker.Next, m, parking = mailer, opts.breaker, parkingURL
+	}
 	n, err := NewNotifier(NotifierDeps{
 		Store:     f.store.Enrollments,
 		Addresses: Addresses{Policy: opts.policy, Profiles: &countingProfiles{ProfileReader: f.store.Profiles, f: f}},
-		Mailer:    mailer,
+		Mailer:    m,
+		Breaker:   opts.breaker,
 		Logger:    logger,
 		Metrics:   f.metrics,
 		Now:       func() time.Time { return enrolledAt.Add(latency) },
@@ -160,6 +172,7 @@ func setup(t *testing.T, opts options) *fixture {
 		MaxReceiveCount: maxReceiveCount,
 		Metrics:         f.metrics,
 		RetryBudget:     opts.budget,
+		ParkingURL:      parking,
 		Now:             func() time.Time { return enrolledAt.Add(latency) },
 	}, f.sqs, n, logger)
 	require.NoError(t, err)

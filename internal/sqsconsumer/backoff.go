@@ -31,17 +31,17 @@ func (c *Consumer) retryDelay(m Message, v Verdict) time.Duration {
 }
 
 // Backoff is the delay before the delivery after the receiveCount-th: full
-// jitter over an exponentially growing window, uniformly random in
-// [base, min(cap, base·2^(receiveCount−1))], in whole seconds (SQS's
-// unit). The floor of one base keeps a failing message from coming straight
-// back; the jitter spreads messages that failed together.
+// jitter over an exponentially growing window, uniformly random among the
+// whole seconds (SQS's unit) in [base, min(cap, base·2^receiveCount)]. The
+// floor of one base keeps a failing message from coming straight back; the
+// jitter spreads messages that failed together, from the first retry on
+// (the first window is [base, 2·base], not a single point).
 func (c *Consumer) Backoff(receiveCount int) time.Duration {
-	base, ceiling := c.cfg.BackoffBase, c.cfg.BackoffBase
+	base, ceiling := c.cfg.BackoffBase, 2*c.cfg.BackoffBase
 	for i := 1; i < receiveCount && ceiling < c.cfg.BackoffCap; i++ {
 		ceiling *= 2
 	}
-	ceiling = min(ceiling, c.cfg.BackoffCap)
-	return roundUp(base + c.cfg.Jitter(ceiling-base+1))
+	return c.spread(base, min(ceiling, c.cfg.BackoffCap))
 }
 
 // afterProvider is the delay for a provider's Retry-After: honoured, capped
@@ -49,7 +49,16 @@ func (c *Consumer) Backoff(receiveCount int) time.Duration {
 // plus up to one base of jitter so that messages throttled together do not
 // return together.
 func (c *Consumer) afterProvider(retryAfter time.Duration) time.Duration {
-	return roundUp(min(retryAfter+c.cfg.Jitter(c.cfg.BackoffBase), c.cfg.BackoffCap))
+	return c.spread(min(retryAfter, c.cfg.BackoffCap), min(retryAfter+c.cfg.BackoffBase, c.cfg.BackoffCap))
+}
+
+// spread is uniformly random among the whole seconds in [lo, hi], lo
+// rounded up. Drawing whole seconds, not a duration rounded up afterwards,
+// keeps the draw uniform: [1 s, 2 s] rounded up would be 2 s almost always.
+func (c *Consumer) spread(lo, hi time.Duration) time.Duration {
+	lo = roundUp(lo)
+	hi = max(hi.Truncate(time.Second), lo)
+	return lo + c.cfg.Jitter(hi-lo+time.Second).Truncate(time.Second)
 }
 
 // roundUp rounds d up to whole seconds.

@@ -23,19 +23,43 @@ func TestBackoff(t *testing.T) {
 		receiveCount int
 		ceiling      time.Duration
 	}{
-		{1, 1 * time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second},
-		{5, 16 * time.Second}, {6, 30 * time.Second}, {7, 30 * time.Second}, {1000, 30 * time.Second},
+		{1, 2 * time.Second}, {2, 4 * time.Second}, {3, 8 * time.Second}, {4, 16 * time.Second},
+		{5, 30 * time.Second}, {6, 30 * time.Second}, {1000, 30 * time.Second},
 	} {
 		require.Equal(t, time.Second, low.Backoff(tt.receiveCount), "floor at receive %d", tt.receiveCount)
 		require.Equal(t, tt.ceiling, high.Backoff(tt.receiveCount), "ceiling at receive %d", tt.receiveCount)
 	}
 
-	// With real jitter every delay is a whole number of seconds in range.
+	// With real jitter every delay is a whole number of seconds in range,
+	// and each one of them comes up.
 	random, _ := newUnit(t, sqsconsumer.Config{})
-	for range 200 {
-		d := random.Backoff(4)
+	seen := map[time.Duration]int{}
+	for range 2000 {
+		d := random.Backoff(3)
 		require.True(t, d >= time.Second && d <= 8*time.Second && d%time.Second == 0, "delay %s", d)
+		seen[d]++
 	}
+	require.Len(t, seen, 8, "1 s to 8 s, each drawn: %v", seen)
+}
+
+// TestFirstRetryIsSpread: messages that fail together (a provider outage
+// begins) do not all come back exactly one base later: the first retry is
+// one or two seconds, each about half the time, and so is the second
+// chance a provider's Retry-After gets.
+func TestFirstRetryIsSpread(t *testing.T) {
+	t.Parallel()
+	c, _ := newUnit(t, sqsconsumer.Config{})
+	seen := map[time.Duration]int{}
+	for range 1000 {
+		seen[c.Backoff(1)]++
+	}
+	require.Len(t, seen, 2, "%v", seen)
+	require.InDelta(t, 500, seen[time.Second], 100, "uniform, not rounded up to 2 s: %v", seen)
+	require.InDelta(t, 500, seen[2*time.Second], 100, "%v", seen)
+
+	// The same base equal to the cap leaves nothing to spread over.
+	flat, _ := newUnit(t, sqsconsumer.Config{BackoffBase: 5 * time.Second, BackoffCap: 5 * time.Second})
+	require.Equal(t, 5*time.Second, flat.Backoff(1))
 }
 
 // TestRetryDelays checks the visibility the consumer sets for each kind of
@@ -51,8 +75,8 @@ func TestRetryDelays(t *testing.T) {
 		want         time.Duration
 	}{
 		{"backoff floor", errors.New("boom"), 4, noJitter, time.Second},
-		{"backoff ceiling, first delivery", errors.New("boom"), 1, widest, time.Second},
-		{"backoff ceiling, fourth delivery", errors.New("boom"), 4, widest, 8 * time.Second},
+		{"backoff ceiling, first delivery", errors.New("boom"), 1, widest, 2 * time.Second},
+		{"backoff ceiling, fourth delivery", errors.New("boom"), 4, widest, 16 * time.Second},
 		{"Retry-After honoured", sqsconsumer.RetryAfter(5*time.Second, errors.New("429")), 1, noJitter, 5 * time.Second},
 		{"Retry-After plus at most one base of jitter", sqsconsumer.RetryAfter(5*time.Second, errors.New("429")), 1, widest, 6 * time.Second},
 		{"Retry-After rounded up", sqsconsumer.RetryAfter(1500*time.Millisecond, errors.New("429")), 1, noJitter, 2 * time.Second},

@@ -55,6 +55,11 @@ type Config struct {
 	// redrive starts a fresh budget. Standard queues only: a delayed copy
 	// would break a FIFO group's order.
 	RetryBudget time.Duration
+	// ParkingURL, when set, is the parking queue: a queue no function
+	// reads, where a message whose handler failed with Park waits until
+	// Release moves it back to QueueURL (see park.go). It needs a client
+	// that implements ParkingSQS, and a RetryBudget.
+	ParkingURL string
 	// VisibilityTimeout is the queue's visibility timeout. When set, the
 	// consumer keeps extending the visibility of a message whose handler is
 	// still running, every half of it, so long work is not delivered to a
@@ -85,6 +90,12 @@ func (c Config) validate() error {
 	if c.QueueURL != "" && c.QueueURL == c.DLQURL {
 		errs = append(errs, errors.New("sqsconsumer: QueueURL and DLQURL must differ"))
 	}
+	if c.ParkingURL != "" && (c.ParkingURL == c.QueueURL || c.ParkingURL == c.DLQURL) {
+		errs = append(errs, errors.New("sqsconsumer: ParkingURL must differ from QueueURL and DLQURL"))
+	}
+	if c.ParkingURL != "" && c.RetryBudget <= 0 {
+		errs = append(errs, errors.New("sqsconsumer: ParkingURL needs RetryBudget (a parked message keeps its deadline)"))
+	}
 	if c.Concurrency < 0 || c.MaxReceiveCount < 0 || c.BackoffBase < 0 || c.BackoffCap < 0 || c.VisibilityTimeout < 0 {
 		errs = append(errs, errors.New("sqsconsumer: Concurrency, MaxReceiveCount, BackoffBase, BackoffCap and VisibilityTimeout must not be negative"))
 	}
@@ -97,8 +108,9 @@ func (c Config) validate() error {
 	if c.RetryBudget > 0 && isFIFO(c.QueueURL) {
 		errs = append(errs, errors.New("sqsconsumer: RetryBudget needs a standard queue (a delayed copy would break a FIFO group's order)"))
 	}
-	if c.RetryBudget > 0 && c.BackoffCap > maxDelay {
-		errs = append(errs, fmt.Errorf("sqsconsumer: with RetryBudget, BackoffCap must not exceed %s (SQS's longest DelaySeconds)", maxDelay))
+	// The cap as it will be: an unset one is filled in from BackoffBase.
+	if capped := c.withDefaults().BackoffCap; c.RetryBudget > 0 && capped > maxDelay {
+		errs = append(errs, fmt.Errorf("sqsconsumer: with RetryBudget, BackoffCap (%s, or BackoffBase when unset) must not exceed %s (SQS's longest DelaySeconds)", capped, maxDelay))
 	}
 	if c.VisibilityTimeout > 0 && c.VisibilityTimeout < 2*time.Second {
 		errs = append(errs, errors.New("sqsconsumer: VisibilityTimeout must be at least 2s (SQS counts whole seconds)"))

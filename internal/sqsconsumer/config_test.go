@@ -24,6 +24,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"negative concurrency", func(c *sqsconsumer.Config) { c.Concurrency = -1 }},
 		{"cap below base", func(c *sqsconsumer.Config) { c.BackoffBase, c.BackoffCap = 10*time.Second, time.Second }},
 		{"sub-second visibility", func(c *sqsconsumer.Config) { c.VisibilityTimeout = time.Second }},
+		{"cap over SQS's longest delay", func(c *sqsconsumer.Config) { c.RetryBudget, c.BackoffCap = time.Hour, 16*time.Minute }},
+		{"cap filled in from a base over SQS's longest delay", func(c *sqsconsumer.Config) { c.RetryBudget, c.BackoffBase = time.Hour, 20*time.Minute }},
 	}
 	_, err := sqsconsumer.New(valid, &sqsconsumertest.SQS{}, nil)
 	require.NoError(t, err)

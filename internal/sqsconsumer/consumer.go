@@ -64,6 +64,8 @@ type outcome struct {
 	// requeued: a delayed copy was sent for the retry (Config.RetryBudget)
 	// and the received message is acknowledged.
 	requeued bool
+	// parked: the copy went to the parking queue (see Park).
+	parked bool
 	// retryIn is the visibility timeout set on a failed message.
 	retryIn   time.Duration
 	queueWait time.Duration
@@ -135,7 +137,11 @@ func (c *Consumer) settle(ctx context.Context, r events.SQSMessage, m Message, s
 	case DeadLetter:
 		o = c.toDeadLetter(ctx, r, m, v, err)
 	case Retry:
-		o = c.toRetry(ctx, r, m, v, err)
+		if v.Park {
+			o = c.toParking(ctx, r, m, v, err)
+		} else {
+			o = c.toRetry(ctx, r, m, v, err)
+		}
 	default:
 		if v.Duplicate {
 			c.log.DebugContext(ctx, "duplicate delivery acknowledged", obs.Err(err))

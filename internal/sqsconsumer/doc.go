@@ -26,7 +26,9 @@
 // The delay is set with ChangeMessageVisibility on the message's receipt
 // handle, which the event source mapping leaves in place for the messages
 // it is told failed. It grows with ApproximateReceiveCount: uniformly random
-// in [base, min(cap, base·2^(n−1))] (1 s and 30 s by default, so a message
+// among the whole seconds in [base, min(cap, base·2^n)] (1 s and 30 s by
+// default, so even the first retries of messages that failed together are
+// spread over two seconds, and a message
 // is retried at least every 30 s and pending mail goes out within a minute
 // of the provider recovering, docs/principles.md §7.1). A RetryAfter delay is honoured up
 // to the same cap. After the queue's maxReceiveCount deliveries the redrive

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/clubdev/club/internal/obs"
 )
@@ -42,15 +40,7 @@ func (c *Consumer) toRetry(ctx context.Context, r events.SQSMessage, m Message, 
 // Config.RetryBudget): the same body and attributes, the deadline and the
 // deliveries so far, visible after d.
 func (c *Consumer) requeue(ctx context.Context, r events.SQSMessage, m Message, d time.Duration) error {
-	attrs := map[string]types.MessageAttributeValue{
-		AttrRetryDeadline: {DataType: aws.String("String"), StringValue: aws.String(m.Deadline.UTC().Format(time.RFC3339Nano))},
-		AttrRetryAttempt:  {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(m.Attempt))},
-	}
-	for _, name := range keptAttributes(r, len(attrs)) {
-		if v, ok := copyAttribute(r.MessageAttributes[name]); ok {
-			attrs[name] = v
-		}
-	}
+	attrs := retryAttributes(r, m)
 	_, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          aws.String(c.cfg.QueueURL),
 		MessageBody:       aws.String(r.Body),

@@ -60,6 +60,8 @@ type Verdict struct {
 	// RetryAfter is the delay a Retry verdict asked for; 0 means the
 	// consumer's exponential backoff.
 	RetryAfter time.Duration
+	// Park is true for a Retry that waits in the parking queue (Park).
+	Park bool
 	// Duplicate is true for an Ack of a repeated delivery
 	// (inbox.ErrDuplicate): normal, but worth counting.
 	Duplicate bool
@@ -111,6 +113,7 @@ func RetryAfter(d time.Duration, err error) error {
 //   - nil → Ack; inbox.ErrDuplicate → Ack (Duplicate);
 //   - a *PermanentError (see Permanent) → DeadLetter with its code;
 //   - a *RetryAfterError (see RetryAfter) → Retry after its delay;
+//   - a *ParkError (see Park) → Retry in the parking queue;
 //   - events.ErrUnsupportedVersion, events.ErrUnknownType,
 //     events.ErrMalformed, inbox.ErrContractConflict → DeadLetter with
 //     CodeUnsupportedVersion, CodeUnknownEventType, CodeMalformedEvent,
@@ -131,6 +134,9 @@ func Classify(err error) Verdict {
 	}
 	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
 		return Verdict{Action: Retry, RetryAfter: max(ra.Delay, 0)}
+	}
+	if _, ok := errors.AsType[*ParkError](err); ok {
+		return Verdict{Action: Retry, Park: true}
 	}
 	for _, c := range sentinelCodes {
 		if errors.Is(err, c.err) {
