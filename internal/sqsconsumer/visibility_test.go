@@ -37,7 +37,7 @@ func TestLongWorkKeepsTheMessageInvisible(t *testing.T) {
 			var seen int
 			resp := f.consumer.Process(context.Background(), ev, func(context.Context, sqsconsumer.Message) error {
 				// The work: 1.5 visibility timeouts, watching the queue.
-				seen = len(receive(t, f.url, 1, visibility*3/2))
+				seen = len(receiveFor(t, f.url, 1, visibility*3/2))
 				return nil
 			})
 			require.Empty(t, sqsconsumertest.FailedIDs(resp))
