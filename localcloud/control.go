@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/clubdev/club/localcloud/internal/adversary"
 	"github.com/clubdev/club/localcloud/internal/front"
 )
+
+// AdversaryStats is what the adversary did (package adversary).
+type AdversaryStats = adversary.Stats
 
 // Stats is a snapshot of what the local cloud's own machinery did, served at
 // GET /_club/stats on the endpoint.
@@ -16,6 +20,8 @@ type Stats struct {
 	// Endpoint is what the endpoint did to make up for answers lost on
 	// their way to a client (docs/local-cloud.md).
 	Endpoint EndpointStats `json:"endpoint"`
+	// Adversary is the adversary's seed, rates and what it did.
+	Adversary AdversaryStats `json:"adversary"`
 }
 
 // EndpointStats count the endpoint's answers kept for SDK retries and for
@@ -49,6 +55,8 @@ func (c *Cloud) controlHandler() http.Handler {
 	mux.Handle("/_club/faults/hit", faults)
 	// DynamoDB transaction conflicts, off until a test switches them on.
 	mux.Handle("/_club/dynamodb/conflicts", c.front.Conflicts())
+	// The adversary: GET, PUT {"spec": "aws", "seed": n}, DELETE.
+	mux.Handle("/_club/adversary", c.adversary.Control())
 	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
 		if c.queueAges == nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
@@ -80,6 +88,7 @@ func (c *Cloud) Stats() Stats {
 	if c.front != nil {
 		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
 	}
+	s.Adversary = c.adversary.Stats()
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()
 	}
