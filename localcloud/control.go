@@ -11,6 +11,9 @@ import (
 // AdversaryStats is what the adversary did (package adversary).
 type AdversaryStats = adversary.Stats
 
+// AdversaryBehaviour names one of the adversary's behaviours.
+type AdversaryBehaviour = adversary.Behaviour
+
 // Stats is a snapshot of what the local cloud's own machinery did, served at
 // GET /_club/stats on the endpoint.
 type Stats struct {

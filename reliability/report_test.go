@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/clubdev/club/internal/fault"
+	"github.com/clubdev/club/localcloud"
 )
 
 // The report fills generated blocks of docs/reliability.md, between these
@@ -135,6 +137,14 @@ func (s *soakResult) markdown() string {
 	fmt.Fprintf(&b, "| Facts | %d enrollments, %d intents, one each; every counter equals its class's enrollments; every roster lists its students once; %d mails, one per enrollment, all `sent` |\n",
 		s.enrollments, s.enrollments, s.enrollments)
 	fmt.Fprintf(&b, "| Time | all answered after %s; quiet after %s |\n", s.answered.Round(time.Second), s.settled.Round(time.Second))
+	if s.adversary.On {
+		fmt.Fprintf(&b, "\nThe adversary was on (%s, seed %s): what it did during the whole run, the soak included.\n\n", s.adversary.Spec, s.adversary.Seed)
+		b.WriteString("| Behaviour | Rate | Count |\n|---|---:|---:|\n")
+		for _, name := range adversaryBehaviours(s.adversary) {
+			fmt.Fprintf(&b, "| `%s` | %s | %d |\n", name, s.adversary.Rates[name], s.adversary.Counts[name])
+		}
+		fmt.Fprintf(&b, "| lost answers of calls AWS makes idempotent | | %d |\n", s.adversary.IdempotentRetries)
+	}
 	return b.String()
 }
 
@@ -148,4 +158,14 @@ func mixWords() string {
 		parts = append(parts, w)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// adversaryBehaviours are the behaviours the adversary counts, by name.
+func adversaryBehaviours(st localcloud.AdversaryStats) []localcloud.AdversaryBehaviour {
+	names := make([]localcloud.AdversaryBehaviour, 0, len(st.Counts))
+	for name := range st.Counts {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
 }

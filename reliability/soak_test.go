@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clubdev/club/localcloud"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -165,6 +166,7 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak: %d enrollments, answered in %s, settled in %s; faults fired %v; dead letters %d (redriven %d)",
 		n, answered.Round(time.Second), res.settled.Round(time.Second), res.fired, len(res.deadLetters), res.redriven)
+	res.adversary = stack.cloud.Adversary()
 	report.setSoak(res)
 }
 
@@ -180,6 +182,8 @@ type soakResult struct {
 	deliveries           [3]int
 	deadLetters          []deadLetter
 	redriven             int
+	// adversary is what the adversary did during the run (when on).
+	adversary localcloud.AdversaryStats
 }
 
 func firedByPoint(st fault.State) map[fault.Point]map[fault.Action]int {
