@@ -30,9 +30,9 @@ const (
 	// retrier after Lambda.Unknown does); the execution continues with the
 	// last run's result.
 	SFNTaskRerun Behaviour = "sfn.task_rerun"
-	// DDBStaleRead answers a GetItem without ConsistentRead with the
-	// item's version before its latest write (or no item), when that write
-	// is within the staleness window.
+	// DDBStaleRead answers a GetItem, Query or Scan of a table without
+	// ConsistentRead with an item's version before its latest write (or
+	// without the item), when that write is within the staleness window.
 	DDBStaleRead Behaviour = "ddb.stale_read"
 	// DDBIndexLag answers a Query or Scan of a global secondary index as if
 	// the index had not yet seen the table's writes of the staleness window.

@@ -106,16 +106,29 @@ func (a *Adversary) getItem(next http.Handler, c *call) *answer {
 	return &answer{status: http.StatusOK, header: jsonHeader(), body: body}
 }
 
-// readIndex answers DDBIndexLag: a Query or Scan of a global secondary index
-// answers as if the index had not yet seen the writes of the staleness
-// window to some of its items: an item the write created is missing, an
-// item the write changed shows its earlier version (in the attributes the
-// answer projects), or is missing when that version was not under the same
-// index key. Items a recent write deleted are not brought back: the
-// adversary does not know whether they matched the query.
-func (a *Adversary) readIndex(next http.Handler, c *call) *answer {
-	var in struct{ TableName, IndexName string }
-	if a.Rate(DDBIndexLag) == 0 || json.Unmarshal(c.body, &in) != nil || in.IndexName == "" {
+// readMany answers a Query or Scan as of a moment ago. Of a global
+// secondary index (DDBIndexLag): the index has not yet seen some of the
+// table's writes of the staleness window. Of the table itself without
+// ConsistentRead (DDBStaleRead): some of its items are read from a copy
+// that missed their latest write. Either way an item the write created is
+// missing, and an item the write changed shows its earlier version (in the
+// attributes the answer projects) or, from an index, is missing when that
+// version was not under the same index key. Items a recent write deleted
+// are not brought back: the adversary does not know whether they matched
+// the query. A local index is as consistent as its table.
+func (a *Adversary) readMany(next http.Handler, c *call) *answer {
+	var in struct {
+		TableName, IndexName string
+		ConsistentRead       bool
+	}
+	if json.Unmarshal(c.body, &in) != nil || in.ConsistentRead {
+		return forward(next, c.r, c.body)
+	}
+	b := DDBStaleRead
+	if in.IndexName != "" {
+		b = DDBIndexLag
+	}
+	if a.Rate(b) == 0 {
 		return forward(next, c.r, c.body)
 	}
 	ans := forward(next, c.r, c.body)
@@ -124,8 +137,8 @@ func (a *Adversary) readIndex(next http.Handler, c *call) *answer {
 	}
 	schema, ok := a.versions.schema(c.r, in.TableName)
 	indexKey, isGlobal := schema.indexes[in.IndexName]
-	if !ok || !isGlobal {
-		return ans // a local index is as consistent as its table
+	if !ok || (in.IndexName != "" && !isGlobal) {
+		return ans
 	}
 	var out map[string]json.RawMessage
 	var items []map[string]json.RawMessage
@@ -136,15 +149,15 @@ func (a *Adversary) readIndex(next http.Handler, c *call) *answer {
 	changed := false
 	for _, item := range items {
 		prev, recent := a.versions.recent(itemID(in.TableName, project(item, schema.key)))
-		if !recent || !a.Decide(DDBIndexLag) {
+		if !recent || !a.Decide(b) {
 			kept = append(kept, item)
 			continue
 		}
-		a.Count(DDBIndexLag)
+		a.Count(b)
 		changed = true
 		var before map[string]json.RawMessage
 		if prev == nil || json.Unmarshal(prev, &before) != nil || !sameValues(before, item, indexKey) {
-			continue // not yet in the index under this key
+			continue // not yet there, or not yet under this index key
 		}
 		old := map[string]json.RawMessage{}
 		for name := range item {

@@ -172,3 +172,24 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// A Query of the table without ConsistentRead may miss a recent write too;
+// with ConsistentRead it never does.
+func TestDDBStaleQuery(t *testing.T) {
+	t.Parallel()
+	e := setup(t, "ddb.stale_read=1")
+	db := dynamodb.NewFromConfig(e.aws)
+	table := newTable(t, db)
+	_, err := db.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item("a", "g", "v1")})
+	require.NoError(t, err)
+	query := func(consistent bool) []map[string]types.AttributeValue {
+		out, err := db.Query(t.Context(), &dynamodb.QueryInput{TableName: aws.String(table), ConsistentRead: aws.Bool(consistent),
+			KeyConditionExpression:    aws.String("pk = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "a"}}})
+		require.NoError(t, err)
+		return out.Items
+	}
+	require.Empty(t, query(false), "the new item is not seen yet")
+	require.Len(t, query(true), 1)
+	require.EqualValues(t, 1, e.count(DDBStaleRead))
+}

@@ -63,7 +63,7 @@ func (a *Adversary) carryOut(next http.Handler, c *call) *answer {
 	case "dynamodb.GetItem":
 		return a.getItem(next, c)
 	case "dynamodb.Query", "dynamodb.Scan":
-		return a.readIndex(next, c)
+		return a.readMany(next, c)
 	case "dynamodb.PutItem", "dynamodb.UpdateItem", "dynamodb.DeleteItem",
 		"dynamodb.TransactWriteItems", "dynamodb.BatchWriteItem":
 		return a.write(next, c)
