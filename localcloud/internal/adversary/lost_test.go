@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,31 @@ func TestSNSDuplicate(t *testing.T) {
 		require.Equal(t, "hello", aws.ToString(m.Body))
 	}
 	require.EqualValues(t, 1, e.count(SNSDuplicate))
+}
+
+// Each message of a PublishBatch is delivered again on its own.
+func TestSNSDuplicateInABatch(t *testing.T) {
+	t.Parallel()
+	e := setup(t, "")
+	topics, queues := sns.NewFromConfig(e.aws), sqs.NewFromConfig(e.aws)
+	q := newQueue(t, queues, "sns-dup-batch")
+	attrs, err := queues.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: q, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	require.NoError(t, err)
+	topic, err := topics.CreateTopic(t.Context(), &sns.CreateTopicInput{Name: aws.String(uniqueName("topic"))})
+	require.NoError(t, err)
+	_, err = topics.Subscribe(t.Context(), &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
+		Endpoint: aws.String(attrs.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": "true"}})
+	require.NoError(t, err)
+
+	require.NoError(t, e.adv.Set("sns.duplicate=1", 0))
+	_, err = topics.PublishBatch(t.Context(), &sns.PublishBatchInput{TopicArn: topic.TopicArn, PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+		{Id: aws.String("a"), Message: aws.String("one")}, {Id: aws.String("b"), Message: aws.String("two")}}})
+	require.NoError(t, err)
+	require.NoError(t, e.adv.Set("", 0))
+	bodies := map[string]int{}
+	for _, m := range receive(t, queues, q, 10) {
+		bodies[aws.ToString(m.Body)]++
+	}
+	require.Equal(t, map[string]int{"one": 2, "two": 2}, bodies)
+	require.EqualValues(t, 2, e.count(SNSDuplicate))
 }
