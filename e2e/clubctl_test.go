@@ -108,13 +108,19 @@ func drainDLQ(t *testing.T, queue string) []seenLetter {
 	t.Helper()
 	var out []seenLetter
 	url := aws.String(stack.file.Queues[queue])
+	// SQS delivers at least once: a message deleted may be received again,
+	// under its own message id, and is counted once.
+	received := map[string]bool{}
 	for queueDepth(t, queue) > 0 {
 		got, err := stack.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
 			QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 60, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 1,
 		})
 		require.NoError(t, err)
 		for _, m := range got.Messages {
-			out = append(out, seenLetter{body: *m.Body, code: attr(m, "dlq_code"), original: attr(m, "original_message_id")})
+			if !received[aws.ToString(m.MessageId)] {
+				out = append(out, seenLetter{body: *m.Body, code: attr(m, "dlq_code"), original: attr(m, "original_message_id")})
+			}
+			received[aws.ToString(m.MessageId)] = true
 			_, err := stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 			require.NoError(t, err)
 		}
