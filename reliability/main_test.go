@@ -30,7 +30,8 @@ var (
 	reportFlag = flag.String("club.report", "", "write the observations to this markdown file (relative to the module root)")
 	// make test-adversary runs the suite with aws and its soak with heavy;
 	// the adversary decides from the run's seed.
-	adversaryFlag = flag.String("club.adversary", os.Getenv("CLUB_ADVERSARY"),
+	adversarySoakFlag = flag.Int("club.adversary-soak", 100, "enrollments in the soak under the adversary")
+	adversaryFlag     = flag.String("club.adversary", os.Getenv("CLUB_ADVERSARY"),
 		"run the local cloud with this adversary (a profile, aws or heavy, or BEHAVIOUR=RATE,...; default $CLUB_ADVERSARY)")
 )
 

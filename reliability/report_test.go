@@ -19,6 +19,9 @@ const (
 	markExercise1 = "exercise-1"
 	markExercise2 = "exercise-2"
 	markSoak      = "soak"
+	// markSoakAdversary is the soak run with the adversary on (make
+	// test-adversary), kept apart from the plain soak's block.
+	markSoakAdversary = "soak-adversary"
 )
 
 func beginMark(name string) string { return "<!-- generated:" + name + " begin -->" }
@@ -34,6 +37,8 @@ type reportData struct {
 	boundaries []boundaryRow
 	sagaCases  []sagaRow
 	soak       *soakResult
+	// soakAdversary is the soak with the adversary on.
+	soakAdversary *soakResult
 }
 
 // report gathers what the run observed; TestMain writes it with -report.
@@ -48,6 +53,10 @@ func (r *reportData) addBoundary(row boundaryRow) {
 func (r *reportData) setSoak(res soakResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if res.adversary.On {
+		r.soakAdversary = &res
+		return
+	}
 	r.soak = &res
 }
 
@@ -73,6 +82,11 @@ func (r *reportData) write(path string) error {
 	}
 	if r.soak != nil {
 		if doc, err = replaceBlock(doc, markSoak, r.soak.markdown()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if r.soakAdversary != nil {
+		if doc, err = replaceBlock(doc, markSoakAdversary, r.soakAdversary.markdown()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}

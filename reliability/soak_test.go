@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/clubdev/club/localcloud"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/internal/fault"
+	"github.com/clubdev/club/localcloud"
 )
 
 // soakPoints are the fault points of the enrollment path; the soak arms
@@ -80,6 +80,30 @@ func TestSoak(t *testing.T) {
 	if n <= 0 {
 		t.Skip("soak disabled (-club.soak 0)")
 	}
+	report.setSoak(runSoak(t, n))
+}
+
+// The soak with the adversary on (docs/local-cloud.md): AWS's documented
+// misbehaviour at the aws profile's rates, on top of the soak's faults, and
+// the same facts, exactly. make test runs it small (-club.adversary-soak,
+// 100 enrollments); under make test-adversary the suite's own adversary
+// stays as it is.
+func TestSoakUnderTheAdversary(t *testing.T) {
+	if !stack.cloud.Adversary().On {
+		control(t, http.MethodPut, stack.file.Endpoint+"/_club/adversary",
+			map[string]any{"spec": "aws", "seed": stack.seed}, nil)
+		t.Cleanup(func() { control(t, http.MethodDelete, stack.file.Endpoint+"/_club/adversary", nil, nil) })
+	}
+	res := runSoak(t, *adversarySoakFlag)
+	for _, b := range adversaryBehaviours(res.adversary) {
+		t.Logf("adversary %s: %d", b, res.adversary.Counts[b])
+	}
+	report.setSoak(res)
+}
+
+// runSoak enrolls n students with every fault point armed and checks the
+// facts once the pipeline is quiet.
+func runSoak(t *testing.T, n int) soakResult {
 	quiet(t, 2*time.Minute)
 	rng := rand.New(rand.NewPCG(stack.seed, uint64(n)))
 
@@ -167,7 +191,7 @@ func TestSoak(t *testing.T) {
 	t.Logf("soak: %d enrollments, answered in %s, settled in %s; faults fired %v; dead letters %d (redriven %d)",
 		n, answered.Round(time.Second), res.settled.Round(time.Second), res.fired, len(res.deadLetters), res.redriven)
 	res.adversary = stack.cloud.Adversary()
-	report.setSoak(res)
+	return res
 }
 
 // soakResult is what a soak observed, for the report.
