@@ -119,8 +119,13 @@ func (r *reportData) exercise1() string {
 
 func (s *soakResult) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; every point of the enrollment path armed at %.0f %% "+
-		"(of the firings: %s).\n\n", s.seed, s.enrollments, s.classes, soakClients, soakRate*100, mixWords())
+	if s.adversary.On {
+		fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; the adversary at %s, no fault point armed "+
+			"(the points count their passes).\n\n", s.seed, s.enrollments, s.classes, soakClients, s.adversary.Spec)
+	} else {
+		fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; every point of the enrollment path armed at %.0f %% "+
+			"(of the firings: %s).\n\n", s.seed, s.enrollments, s.classes, soakClients, soakRate*100, mixWords())
+	}
 	b.WriteString("| Point | Passes | Crashes | Errors | Delays |\n|---|---:|---:|---:|---:|\n")
 	var passes int64
 	total := map[fault.Action]int{}
