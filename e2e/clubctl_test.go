@@ -172,9 +172,11 @@ func TestClubctlRedriveInterruptedLosesAndDoublesNothing(t *testing.T) {
 
 	// SQS delivers at least once: when the DLQ's delete of a moved letter
 	// is the copy that survives (the adversary's sqs.redeliver), that letter
-	// is both moved and still there. Those are counted, not the redrive's.
+	// is moved again or stays there too; a send whose answer was lost
+	// (any.lost_answer) is sent again by the SDK. Those are AWS's, not the
+	// redrive's, and are allowed only as often as the adversary did them.
 	stats, _ := localStats(t)
-	redeliveredBefore := stats.Adversary.Counts["sqs.redeliver"]
+	againBefore := stats.Adversary.Counts["sqs.redeliver"] + stats.Adversary.Counts["any.lost_answer"]
 	cmd := clubctlCommand(t, "dlq", "redrive", "--queue", "notifications", "--rate", "50/s")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -251,8 +253,12 @@ func TestClubctlRedriveInterruptedLosesAndDoublesNothing(t *testing.T) {
 		seen[l] = true
 	}
 	var lost, doubled []string
+	both := 0 // moved and still there
 	for body := range sent {
 		n, m := untouched[body], len(moves[body])
+		if n > 0 && m > 0 {
+			both++
+		}
 		switch {
 		case n+m == 0:
 			lost = append(lost, body)
@@ -262,10 +268,11 @@ func TestClubctlRedriveInterruptedLosesAndDoublesNothing(t *testing.T) {
 	}
 	require.Empty(t, lost, "none lost")
 	stats, _ = localStats(t)
-	deliveredAgain := stats.Adversary.Counts["sqs.redeliver"] - redeliveredBefore
-	require.LessOrEqual(t, int64(len(doubled)), deliveredAgain, "none doubled but by SQS delivering again: %v", doubled)
-	require.Len(t, moves, moved, "the moved ones went through the notifier once each")
-	require.Len(t, untouched, total-moved+len(doubled), "the others were not touched")
+	again := int(stats.Adversary.Counts["sqs.redeliver"] + stats.Adversary.Counts["any.lost_answer"] - againBefore)
+	require.LessOrEqual(t, len(doubled), again, "none doubled but by AWS delivering or sending again: %v", doubled)
+	require.GreaterOrEqual(t, moved, len(moves), "the moved ones went through the notifier")
+	require.LessOrEqual(t, moved-len(moves), again, "each moved once but by AWS delivering or sending again")
+	require.Len(t, untouched, total-len(moves)+both, "the others were not touched")
 	t.Logf("moved %d, untouched %d; %d dead letters written twice by the notifier for one source message (at-least-once delivery)", len(moves), len(untouched), redelivered)
 }
 
