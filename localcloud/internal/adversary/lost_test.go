@@ -52,18 +52,10 @@ func TestLostAnswerOfAnIdempotentCallIsCountedApart(t *testing.T) {
 func TestSNSDuplicate(t *testing.T) {
 	t.Parallel()
 	e := setup(t, "")
-	topics, queues := sns.NewFromConfig(e.aws), sqs.NewFromConfig(e.aws)
-	q := newQueue(t, queues, "sns-dup")
-	attrs, err := queues.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: q, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
-	require.NoError(t, err)
-	topic, err := topics.CreateTopic(t.Context(), &sns.CreateTopicInput{Name: aws.String(uniqueName("topic"))})
-	require.NoError(t, err)
-	_, err = topics.Subscribe(t.Context(), &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
-		Endpoint: aws.String(attrs.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": "true"}})
-	require.NoError(t, err)
+	topics, queues, topic, q := subscribedQueue(t, e, "sns-dup")
 
 	require.NoError(t, e.adv.Set("sns.duplicate=1", 0))
-	_, err = topics.Publish(t.Context(), &sns.PublishInput{TopicArn: topic.TopicArn, Message: aws.String("hello")})
+	_, err := topics.Publish(t.Context(), &sns.PublishInput{TopicArn: topic, Message: aws.String("hello")})
 	require.NoError(t, err)
 	require.NoError(t, e.adv.Set("", 0))
 	msgs := receive(t, queues, q, 10)
@@ -78,18 +70,10 @@ func TestSNSDuplicate(t *testing.T) {
 func TestSNSDuplicateInABatch(t *testing.T) {
 	t.Parallel()
 	e := setup(t, "")
-	topics, queues := sns.NewFromConfig(e.aws), sqs.NewFromConfig(e.aws)
-	q := newQueue(t, queues, "sns-dup-batch")
-	attrs, err := queues.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: q, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
-	require.NoError(t, err)
-	topic, err := topics.CreateTopic(t.Context(), &sns.CreateTopicInput{Name: aws.String(uniqueName("topic"))})
-	require.NoError(t, err)
-	_, err = topics.Subscribe(t.Context(), &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
-		Endpoint: aws.String(attrs.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": "true"}})
-	require.NoError(t, err)
+	topics, queues, topic, q := subscribedQueue(t, e, "sns-dup-batch")
 
 	require.NoError(t, e.adv.Set("sns.duplicate=1", 0))
-	_, err = topics.PublishBatch(t.Context(), &sns.PublishBatchInput{TopicArn: topic.TopicArn, PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
+	_, err := topics.PublishBatch(t.Context(), &sns.PublishBatchInput{TopicArn: topic, PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{
 		{Id: aws.String("a"), Message: aws.String("one")}, {Id: aws.String("b"), Message: aws.String("two")}}})
 	require.NoError(t, err)
 	require.NoError(t, e.adv.Set("", 0))
@@ -99,4 +83,19 @@ func TestSNSDuplicateInABatch(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"one": 2, "two": 2}, bodies)
 	require.EqualValues(t, 2, e.count(SNSDuplicate))
+}
+
+// subscribedQueue is a topic with a queue subscribed to it (raw delivery).
+func subscribedQueue(t *testing.T, e env, prefix string) (*sns.Client, *sqs.Client, *string, *string) {
+	t.Helper()
+	topics, queues := sns.NewFromConfig(e.aws), sqs.NewFromConfig(e.aws)
+	q := newQueue(t, queues, prefix)
+	attrs, err := queues.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: q, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	require.NoError(t, err)
+	topic, err := topics.CreateTopic(t.Context(), &sns.CreateTopicInput{Name: aws.String(uniqueName("topic"))})
+	require.NoError(t, err)
+	_, err = topics.Subscribe(t.Context(), &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
+		Endpoint: aws.String(attrs.Attributes["QueueArn"]), Attributes: map[string]string{"RawMessageDelivery": "true"}})
+	require.NoError(t, err)
+	return topics, queues, topic.TopicArn, q
 }
