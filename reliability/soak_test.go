@@ -80,7 +80,7 @@ func TestSoak(t *testing.T) {
 	if n <= 0 {
 		t.Skip("soak disabled (-club.soak 0)")
 	}
-	report.setSoak(runSoak(t, n))
+	report.setSoak(runSoak(t, "soak", n))
 }
 
 // The soak with the adversary on (docs/local-cloud.md): AWS's documented
@@ -94,7 +94,7 @@ func TestSoakUnderTheAdversary(t *testing.T) {
 			map[string]any{"spec": "aws", "seed": stack.seed}, nil)
 		t.Cleanup(func() { control(t, http.MethodDelete, stack.file.Endpoint+"/_club/adversary", nil, nil) })
 	}
-	res := runSoak(t, *adversarySoakFlag)
+	res := runSoak(t, "soak-adversary", *adversarySoakFlag)
 	for _, b := range adversaryBehaviours(res.adversary) {
 		t.Logf("adversary %s: %d", b, res.adversary.Counts[b])
 	}
@@ -102,8 +102,9 @@ func TestSoakUnderTheAdversary(t *testing.T) {
 }
 
 // runSoak enrolls n students with every fault point armed and checks the
-// facts once the pipeline is quiet.
-func runSoak(t *testing.T, n int) soakResult {
+// facts once the pipeline is quiet. name keeps the students and keys of
+// one soak apart from another's in the same run.
+func runSoak(t *testing.T, name string, n int) soakResult {
 	quiet(t, 2*time.Minute)
 	rng := rand.New(rand.NewPCG(stack.seed, uint64(n)))
 
@@ -120,9 +121,9 @@ func runSoak(t *testing.T, n int) soakResult {
 	}
 	jobs := make([]job, n)
 	for i := range jobs {
-		u, err := newUser("student", fmt.Sprintf("soak-%x-%d", stack.seed&0xffffffff, i))
+		u, err := newUser("student", fmt.Sprintf("%s-%x-%d", name, stack.seed&0xffffffff, i))
 		require.NoError(t, err)
-		jobs[i] = job{student: u, class: i / soakClassSize, key: fmt.Sprintf("soak-%x-%d", stack.seed, i)}
+		jobs[i] = job{student: u, class: i / soakClassSize, key: fmt.Sprintf("%s-%x-%d", name, stack.seed, i)}
 	}
 	rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
 
