@@ -14,7 +14,7 @@ export CGO_ENABLED ?= 0
 export GOFLAGS ?= -trimpath
 
 .DEFAULT_GOAL := help
-.PHONY: help run reset docs docs-assets screenshots test test-moto conformance test-reliability test-localstack fuzz bench model build lint validate deploy clean ci ci-repeat
+.PHONY: help run reset docs docs-assets screenshots test test-moto conformance test-reliability test-adversary test-localstack fuzz bench model build lint validate deploy clean ci ci-repeat
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,6 +73,15 @@ conformance: ## Run the conformance suite on kumo and moto and rewrite its table
 
 test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments) and rewrite docs/reliability.md
 	$(GO) test -count=1 -timeout 30m -v ./reliability/ -args -club.soak $${SOAK:-2000} -club.report docs/reliability.md
+
+# The adversary (docs/local-cloud.md) makes the local cloud misbehave as AWS
+# is documented to: the suites with the aws profile, then the soak with
+# heavy. Each run prints its seed; SEED=N replays the suites' decisions.
+test-adversary: ## Run the e2e and reliability suites with the adversary at aws, then the soak at heavy (SOAK=2000)
+	CLUB_ADVERSARY=aws CLUB_ENGINES=kumo $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) ./e2e/
+	$(GO) test -count=1 -timeout 45m -v -skip '^TestSoak$$' ./reliability/ -args -club.adversary aws $${SEED:+-club.seed $$SEED}
+	$(GO) test -count=1 -timeout 45m -v -run '^TestSoak$$' ./reliability/ -args -club.adversary heavy -club.soak $${SOAK:-2000} \
+		-club.report docs/reliability.md $${SEED:+-club.seed $$SEED}
 
 test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN)
 	localstack/run-tests.sh

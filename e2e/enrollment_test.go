@@ -533,7 +533,7 @@ func cloneWith(t *testing.T, env map[string]any, changes map[string]any) string 
 func outboxEnvelope(t *testing.T, enrollmentID string) string {
 	t.Helper()
 	db := dynamodb.NewFromConfig(stack.aws)
-	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(stack.file.Tables["OutboxTable"])})
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(stack.file.Tables["OutboxTable"]), ConsistentRead: aws.Bool(true)})
 	require.NoError(t, err)
 	for _, item := range out.Items {
 		agg, _ := item["aggregate_id"].(*ddbtypes.AttributeValueMemberS)

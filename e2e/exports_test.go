@@ -135,6 +135,7 @@ func exportJob(t *testing.T, operationID string) string {
 	db := dynamodb.NewFromConfig(stack.aws)
 	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{
 		TableName:                 aws.String(stack.file.Tables["OutboxTable"]),
+		ConsistentRead:            aws.Bool(true),
 		FilterExpression:          aws.String("aggregate_id = :id AND #type = :type"),
 		ExpressionAttributeNames:  map[string]string{"#type": "type"},
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":id": &ddbtypes.AttributeValueMemberS{Value: operationID}, ":type": &ddbtypes.AttributeValueMemberS{Value: "export.requested"}},

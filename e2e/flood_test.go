@@ -286,6 +286,11 @@ func TestFloodOfExportsDoesNotDelayUrgentMail(t *testing.T) {
 // stack that has none (LocalStack, AWS).
 func localStats(t *testing.T) (stats struct {
 	SQSMappings map[string]struct{ MaxInFlight int } `json:"sqs_mappings"`
+	// Adversary counts what the local cloud's adversary did, by behaviour
+	// (docs/local-cloud.md).
+	Adversary struct {
+		Counts map[string]int64 `json:"counts"`
+	} `json:"adversary"`
 }, ok bool) {
 	t.Helper()
 	resp, err := http.Get(stack.file.Endpoint + "/_club/stats")

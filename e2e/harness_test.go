@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,7 +77,24 @@ func runMain(m *testing.M) (code int) {
 				problems.Dump(os.Stderr)
 			}
 		}()
+		// make test-adversary runs the suite with the adversary on
+		// (CLUB_ADVERSARY=aws); its seed is printed, and again beside the
+		// adversary's counts when the suite fails.
+		adversary, adversarySeed := os.Getenv("CLUB_ADVERSARY"), uint64(0)
+		if adversary != "" {
+			adversarySeed = uint64(time.Now().UnixNano())
+			if s := os.Getenv("CLUB_ADVERSARY_SEED"); s != "" {
+				if adversarySeed, err = strconv.ParseUint(s, 10, 64); err != nil {
+					fmt.Fprintln(os.Stderr, "CLUB_ADVERSARY_SEED:", err)
+					return 1
+				}
+			}
+			fmt.Printf("e2e: adversary %s, seed %d (replay with CLUB_ADVERSARY=%s CLUB_ADVERSARY_SEED=%d)\n",
+				adversary, adversarySeed, adversary, adversarySeed)
+		}
 		cloud, err := localcloud.Start(ctx, localcloud.Config{
+			Adversary:     adversary,
+			AdversarySeed: adversarySeed,
 			ModuleRoot:    root,
 			TemplatePath:  filepath.Join(root, "infra/template.yaml"),
 			StateDir:      dir,
@@ -108,6 +126,10 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 		defer func() {
+			if adversary != "" {
+				st := cloud.Adversary()
+				fmt.Printf("e2e: adversary %s, seed %s: %v (idempotent retries %d)\n", adversary, st.Seed, st.Counts, st.IdempotentRetries)
+			}
 			if err := cloud.Close(); err != nil {
 				fmt.Fprintln(os.Stderr, "stop local cloud:", err)
 			}

@@ -361,7 +361,7 @@ func scan(t *testing.T, table string) []map[string]ddbtypes.AttributeValue {
 	t.Helper()
 	db := dynamodb.NewFromConfig(stack.aws)
 	var out []map[string]ddbtypes.AttributeValue
-	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table)})
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(context.Background())
 		require.NoError(t, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/clubdev/club/localcloud/alarms"
 	"github.com/clubdev/club/localcloud/engine"
 	"github.com/clubdev/club/localcloud/gateway"
+	"github.com/clubdev/club/localcloud/internal/adversary"
 	"github.com/clubdev/club/localcloud/internal/billing"
 	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/ddbstream"
@@ -118,6 +119,12 @@ type Config struct {
 	// SnapshotInterval is how often kumo's changed data is written to
 	// DataDir (stretched when a snapshot takes long: persist.go). Default 1 s.
 	SnapshotInterval time.Duration
+	// Adversary, when set, makes the cloud misbehave as AWS is documented
+	// to once the stack is up: a profile ("aws", "heavy") or
+	// BEHAVIOUR=RATE entries (package adversary). AdversarySeed seeds its
+	// decisions (0: one from the clock, logged).
+	Adversary     string
+	AdversarySeed uint64
 }
 
 // extra is a service that runs alongside the stack, such as a sandbox: its
@@ -172,6 +179,9 @@ func (c *Config) validate() error {
 	if c.TemplatePath == "" {
 		errs = append(errs, errors.New("TemplatePath is required"))
 	}
+	if _, err := adversary.Parse(c.Adversary); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -204,6 +214,9 @@ type Cloud struct {
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
 	persist       *persistence // nil: in memory
+	// adversary misbehaves as AWS may; off unless Config.Adversary is set
+	// or a test sets it at /_club/adversary.
+	adversary *adversary.Adversary
 
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
@@ -230,7 +243,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog()}
+	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog(),
+		adversary: adversary.New(adversarySeed(cfg.AdversarySeed))}
 	s := &startup{ctx: ctx, begin: time.Now()}
 	defer func() {
 		if s.cancelReady != nil {
@@ -247,6 +261,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 			return nil, err
 		}
 		c.log.Debug("start stage done", "stage", stage.name, "took", time.Since(t0).Round(time.Millisecond))
+	}
+	if err := c.startAdversary(); err != nil {
+		return nil, err
 	}
 	c.ready.Store(true)
 	c.log.Info("local cloud ready", "endpoint", s.endpointURL, "api", s.apiURL, "stack_file", c.stackFile,
@@ -378,7 +395,7 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 	// Step Functions runs in our executor; its service integrations call the
 	// front, so DynamoDB writes from a state machine are recorded too.
 	sfnResources := sfn.NewResources()
-	integrations.Register(sfnResources, integrations.FromAWSConfig(s.awsCfg, c.runtime))
+	integrations.Register(sfnResources, integrations.FromAWSConfig(s.awsCfg, c.adversary.Invoker(c.runtime, adversary.SFNTaskRerun)))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
 	frontOpts := []front.Option{front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
 		front.WithLogger(c.log.With("component", "endpoint"))}
@@ -438,7 +455,8 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		Control:       c.controlHandler(),
 		Fallback:      sqsRoute,
 	})
-	c.endpoint = &http.Server{Handler: c.meter.Wrap(f), ReadHeaderTimeout: 10 * time.Second}
+	f.ReplayUnless(c.adversary.On)
+	c.endpoint = &http.Server{Handler: c.adversary.Handler(c.meter.Wrap(f), f.Kumo()), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(s.endpointLn) }()
 	return nil
 }
@@ -687,7 +705,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BatchSize: ev.BatchSize, MaximumBatchingWindow: ev.MaximumBatchingWindow,
 				ReportBatchItemFailures: ev.ReportBatchItemFailures, MaximumConcurrency: ev.MaximumConcurrency,
 				Enabled: ev.Enabled,
-			}, sqsClient, c.runtime, c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
+			}, sqsClient, c.adversary.Invoker(c.runtime, adversary.LambdaRedeliver), c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}
@@ -708,7 +726,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				MaximumRecordAge: ev.MaximumRecordAge, ReportBatchItemFailures: ev.ReportBatchItemFailures,
 				OnFailure: ev.OnFailureDestination, Enabled: ev.Enabled,
 				ResumeAfter: c.persist.resumeAfter(key), OnCheckpoint: c.persist.onCheckpoint(key),
-			}, c.streams, c.runtime, dest, c.log)
+			}, c.streams, c.adversary.Invoker(c.runtime, adversary.LambdaRedeliver), dest, c.log)
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}

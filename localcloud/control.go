@@ -8,9 +8,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clubdev/club/localcloud/internal/adversary"
 	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/front"
 )
+
+// AdversaryStats is what the adversary did (package adversary).
+type AdversaryStats = adversary.Stats
+
+// AdversaryBehaviour names one of the adversary's behaviours.
+type AdversaryBehaviour = adversary.Behaviour
 
 // Stats is a snapshot of what the local cloud's own machinery did, served at
 // GET /_club/stats on the endpoint.
@@ -21,6 +28,8 @@ type Stats struct {
 	// Endpoint is what the endpoint did to make up for answers lost on
 	// their way to a client (docs/local-cloud.md).
 	Endpoint EndpointStats `json:"endpoint"`
+	// Adversary is the adversary's seed, rates and what it did.
+	Adversary AdversaryStats `json:"adversary"`
 }
 
 // EndpointStats count the endpoint's answers kept for SDK retries and for
@@ -57,6 +66,8 @@ func (c *Cloud) controlHandler() http.Handler {
 	mux.Handle("/_club/faults/hit", faults)
 	// DynamoDB transaction conflicts, off until a test switches them on.
 	mux.Handle("/_club/dynamodb/conflicts", c.front.Conflicts())
+	// The adversary: GET, PUT {"spec": "aws", "seed": n}, DELETE.
+	mux.Handle("/_club/adversary", c.adversary.Control())
 	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
 		if c.queueAges == nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
@@ -91,6 +102,7 @@ func (c *Cloud) Stats() Stats {
 	if c.fidelity != nil {
 		s.Endpoint.DynamoDBFidelity = c.fidelity.Stats()
 	}
+	s.Adversary = c.adversary.Stats()
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()
 	}

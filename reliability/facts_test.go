@@ -39,6 +39,12 @@ type intentRow struct {
 
 func scan(t *testing.T, in *dynamodb.ScanInput, each func(map[string]ddbtypes.AttributeValue)) {
 	t.Helper()
+	// The facts are read consistently: a read without ConsistentRead may
+	// miss a write that completed a moment ago (the adversary's
+	// ddb.stale_read does this).
+	if in.IndexName == nil {
+		in.ConsistentRead = aws.Bool(true)
+	}
 	p := dynamodb.NewScanPaginator(stack.db, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(context.Background())

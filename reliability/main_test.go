@@ -29,6 +29,11 @@ var (
 	// make test runs the default; make test-reliability runs 2,000.
 	soakFlag   = flag.Int("club.soak", 200, "enrollments in the soak")
 	reportFlag = flag.String("club.report", "", "write the observations to this markdown file (relative to the module root)")
+	// make test-adversary runs the suite with aws and its soak with heavy;
+	// the adversary decides from the run's seed.
+	adversarySoakFlag = flag.Int("club.adversary-soak", 100, "enrollments in the soak under the adversary")
+	adversaryFlag     = flag.String("club.adversary", os.Getenv("CLUB_ADVERSARY"),
+		"run the local cloud with this adversary (a profile, aws or heavy, or BEHAVIOUR=RATE,...; default $CLUB_ADVERSARY)")
 )
 
 // The stack's settings that make failures cheap to wait for. They change
@@ -60,6 +65,7 @@ var stack struct {
 	sqs    *sqs.Client
 	db     *dynamodb.Client
 	seed   uint64
+	cloud  *localcloud.Cloud
 }
 
 func TestMain(m *testing.M) {
@@ -74,6 +80,10 @@ func runMain(m *testing.M) int {
 	}
 	// On stdout so that it is in the output of a failed run.
 	fmt.Printf("reliability: seed %d (replay with: go test ./reliability -args -club.seed %d)\n", stack.seed, stack.seed)
+	if *adversaryFlag != "" {
+		fmt.Printf("reliability: adversary %s, seed %d (replay with: go test ./reliability -args -club.adversary %s -club.seed %d)\n",
+			*adversaryFlag, stack.seed, *adversaryFlag, stack.seed)
+	}
 
 	dir, err := os.MkdirTemp("", "club-reliability-")
 	if err != nil {
@@ -99,6 +109,8 @@ func runMain(m *testing.M) int {
 		APIAddr:        freeAddr(),
 		MailAddr:       freeAddr(),
 		PaymentAddr:    freeAddr(),
+		Adversary:      *adversaryFlag,
+		AdversarySeed:  stack.seed,
 		BuildTags:      buildTags(),
 		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
 		ScheduleSpeed:  scheduleSpeed,
@@ -109,7 +121,12 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "start local cloud:", err)
 		return 1
 	}
+	stack.cloud = cloud
 	defer func() {
+		if *adversaryFlag != "" {
+			st := cloud.Adversary()
+			fmt.Printf("reliability: adversary %s, seed %s: %v (idempotent retries %d)\n", *adversaryFlag, st.Seed, st.Counts, st.IdempotentRetries)
+		}
 		if err := cloud.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop local cloud:", err)
 		}

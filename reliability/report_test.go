@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/clubdev/club/internal/fault"
+	"github.com/clubdev/club/localcloud"
 )
 
 // The report fills generated blocks of docs/reliability.md, between these
@@ -17,6 +19,9 @@ const (
 	markExercise1 = "exercise-1"
 	markExercise2 = "exercise-2"
 	markSoak      = "soak"
+	// markSoakAdversary is the soak run with the adversary on (make
+	// test-adversary), kept apart from the plain soak's block.
+	markSoakAdversary = "soak-adversary"
 )
 
 func beginMark(name string) string { return "<!-- generated:" + name + " begin -->" }
@@ -32,6 +37,8 @@ type reportData struct {
 	boundaries []boundaryRow
 	sagaCases  []sagaRow
 	soak       *soakResult
+	// soakAdversary is the soak with the adversary on.
+	soakAdversary *soakResult
 }
 
 // report gathers what the run observed; TestMain writes it with -report.
@@ -46,6 +53,10 @@ func (r *reportData) addBoundary(row boundaryRow) {
 func (r *reportData) setSoak(res soakResult) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if res.adversary.On {
+		r.soakAdversary = &res
+		return
+	}
 	r.soak = &res
 }
 
@@ -71,6 +82,11 @@ func (r *reportData) write(path string) error {
 	}
 	if r.soak != nil {
 		if doc, err = replaceBlock(doc, markSoak, r.soak.markdown()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if r.soakAdversary != nil {
+		if doc, err = replaceBlock(doc, markSoakAdversary, r.soakAdversary.markdown()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -103,8 +119,13 @@ func (r *reportData) exercise1() string {
 
 func (s *soakResult) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; every point of the enrollment path armed at %.0f %% "+
-		"(of the firings: %s).\n\n", s.seed, s.enrollments, s.classes, soakClients, soakRate*100, mixWords())
+	if s.adversary.On {
+		fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; the adversary at %s, no fault point armed "+
+			"(the points count their passes).\n\n", s.seed, s.enrollments, s.classes, soakClients, s.adversary.Spec)
+	} else {
+		fmt.Fprintf(&b, "Run with seed %d: %d enrollments in %d classes by %d concurrent clients; every point of the enrollment path armed at %.0f %% "+
+			"(of the firings: %s).\n\n", s.seed, s.enrollments, s.classes, soakClients, soakRate*100, mixWords())
+	}
 	b.WriteString("| Point | Passes | Crashes | Errors | Delays |\n|---|---:|---:|---:|---:|\n")
 	var passes int64
 	total := map[fault.Action]int{}
@@ -135,6 +156,14 @@ func (s *soakResult) markdown() string {
 	fmt.Fprintf(&b, "| Facts | %d enrollments, %d intents, one each; every counter equals its class's enrollments; every roster lists its students once; %d mails, one per enrollment, all `sent` |\n",
 		s.enrollments, s.enrollments, s.enrollments)
 	fmt.Fprintf(&b, "| Time | all answered after %s; quiet after %s |\n", s.answered.Round(time.Second), s.settled.Round(time.Second))
+	if s.adversary.On {
+		fmt.Fprintf(&b, "\nThe adversary was on (%s, seed %s): what it did during the whole run, the soak included.\n\n", s.adversary.Spec, s.adversary.Seed)
+		b.WriteString("| Behaviour | Rate | Count |\n|---|---:|---:|\n")
+		for _, name := range adversaryBehaviours(s.adversary) {
+			fmt.Fprintf(&b, "| `%s` | %s | %d |\n", name, s.adversary.Rates[name], s.adversary.Counts[name])
+		}
+		fmt.Fprintf(&b, "| lost answers of calls AWS makes idempotent | | %d |\n", s.adversary.IdempotentRetries)
+	}
 	return b.String()
 }
 
@@ -148,4 +177,14 @@ func mixWords() string {
 		parts = append(parts, w)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// adversaryBehaviours are the behaviours the adversary counts, by name.
+func adversaryBehaviours(st localcloud.AdversaryStats) []localcloud.AdversaryBehaviour {
+	names := make([]localcloud.AdversaryBehaviour, 0, len(st.Counts))
+	for name := range st.Counts {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
 }

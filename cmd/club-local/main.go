@@ -90,6 +90,8 @@ func run(args []string, stderr io.Writer) int {
 	persist := fs.Bool("persist", true, "keep the data in <state-dir>/state across restarts")
 	fresh := fs.Bool("fresh", false, "empty <state-dir>/state before starting")
 	snapshotInterval := fs.Duration("snapshot-interval", time.Second, "how often the emulator's changed tables and queues are written to <state-dir>/state, at least (a kill -9 can lose that much; longer when a snapshot takes more than 5 % of it)")
+	adversarySpec := fs.String("adversary", "", "misbehave as AWS is documented to once the stack is up: a profile (aws, heavy) or BEHAVIOUR=RATE,... (docs/local-cloud.md); off by default")
+	adversarySeed := fs.Uint64("adversary-seed", 0, "seed of the adversary's decisions (0: a new one, logged at start)")
 	overrides := params{}
 	fs.Var(overrides, "param", "template parameter override NAME=VALUE (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -171,6 +173,8 @@ func run(args []string, stderr io.Writer) int {
 		DataDir:       dataDir,
 
 		SnapshotInterval: *snapshotInterval,
+		Adversary:        *adversarySpec,
+		AdversarySeed:    *adversarySeed,
 	}
 	if *tags != "" {
 		cfg.BuildTags = strings.Split(*tags, ",")

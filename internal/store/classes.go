@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/class"
@@ -45,16 +43,12 @@ func (s *Classes) Create(ctx context.Context, c class.Class) error {
 	if err != nil {
 		return fmt.Errorf("create class %s: %w", snap.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.cfg.ClubTable),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
-		return fmt.Errorf("create class %s: already exists", snap.ID)
-	}
+	created, err := s.putNew(ctx, item)
 	if err != nil {
 		return fmt.Errorf("create class %s: %w", snap.ID, err)
+	}
+	if !created {
+		return fmt.Errorf("create class %s: already exists", snap.ID)
 	}
 	return nil
 }

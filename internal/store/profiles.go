@@ -52,18 +52,11 @@ func (s *Profiles) CreateIfAbsent(ctx context.Context, p profile.Profile) (bool,
 	if err != nil {
 		return false, fmt.Errorf("create profile of %s: %w", p.UserID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.cfg.ClubTable),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
-		return false, nil
-	}
+	created, err := s.putNew(ctx, item)
 	if err != nil {
 		return false, fmt.Errorf("create profile of %s: %w", p.UserID, err)
 	}
-	return true, nil
+	return created, nil
 }
 
 func marshalProfile(p profile.Profile) (map[string]types.AttributeValue, error) {

@@ -93,7 +93,7 @@ func NewPurchaseAdapters(db DynamoDB, cfg Config) (*PurchaseAdapters, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &base{db: db, cfg: cfg.withDefaults()}
+	b := &base{db: retryWriteConflicts{db}, cfg: cfg.withDefaults()}
 	return &PurchaseAdapters{Intensives: &Intensives{b}, Purchases: &Purchases{b}}, nil
 }
 

@@ -50,7 +50,7 @@ func New(db DynamoDB, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &base{db: db, cfg: cfg.withDefaults()}
+	b := &base{db: retryWriteConflicts{db}, cfg: cfg.withDefaults()}
 	return &Store{
 		Classes: &Classes{b}, Enrollments: &Enrollments{base: b}, Idempotency: &Idempotency{b},
 		Profiles: &Profiles{b}, Inbox: &Inbox{b}, Projections: &Projections{b},

@@ -54,9 +54,12 @@ type answers struct {
 	max   int        // the bound on bytes
 	now   func() time.Time
 	log   *slog.Logger
+	// off, when set and true, turns the replay off: a retry of an answered
+	// call is carried out again, as AWS carries it out (see ReplayUnless).
+	off func() bool
 
-	recorded, replayed int64
-	replayedCalls      map[string]int64
+	recorded, replayed, carriedOut int64
+	replayedCalls                  map[string]int64
 }
 
 type answer struct {
@@ -91,7 +94,17 @@ type RetryStats struct {
 	Recorded int64            `json:"recorded"`
 	Replayed int64            `json:"replayed"`
 	Calls    map[string]int64 `json:"replayed_calls,omitempty"`
+	// CarriedOut counts retries of answered calls that were carried out
+	// again because the replay was off (ReplayUnless).
+	CarriedOut int64 `json:"carried_out_again"`
 }
+
+// ReplayUnless turns the replay of answered calls' retries off while off()
+// is true: the local cloud's adversary, which loses answers on purpose,
+// wants each retry carried out again as AWS would (AWS's own idempotency,
+// TransactWriteItems' ClientRequestToken and StartExecution's name, is the
+// engines' and the stream recorder's to give). Call it before serving.
+func (f *Front) ReplayUnless(off func() bool) { f.answers.off = off }
 
 func newAnswers() *answers {
 	return &answers{byKey: map[string]*list.Element{}, order: list.New(), max: answersMaxBytes, now: time.Now,
@@ -125,7 +138,13 @@ func (a *answers) serve(op Op, next http.Handler, w http.ResponseWriter, r *http
 		return
 	}
 	key := callKey(r, id)
-	if attempt(r) > 1 {
+	replay := a.off == nil || !a.off()
+	if !replay && attempt(r) > 1 && a.answered(key) {
+		a.mu.Lock()
+		a.carriedOut++
+		a.mu.Unlock()
+	}
+	if replay && attempt(r) > 1 {
 		if ans := a.lookup(key, op); ans != nil {
 			a.log.Info("an SDK retried a call whose answer was lost on its way; the retry gets the first answer",
 				"call", r.Header.Get("X-Amz-Target"), "path", r.URL.Path, "attempt", attempt(r))
@@ -157,6 +176,16 @@ func (a *answers) lookup(key string, op Op) *answer {
 	a.replayed++
 	a.replayedCalls[op.Service+" "+op.Operation]++
 	return el.Value.(*answer)
+}
+
+// answered reports whether an answer of the call is kept, without
+// replaying it.
+func (a *answers) answered(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked()
+	_, ok := a.byKey[key]
+	return ok
 }
 
 func (a *answers) keep(ans *answer) {
@@ -197,5 +226,5 @@ func (a *answers) snapshot() RetryStats {
 	for k, v := range a.replayedCalls {
 		calls[k] = v
 	}
-	return RetryStats{Recorded: a.recorded, Replayed: a.replayed, Calls: calls}
+	return RetryStats{Recorded: a.recorded, Replayed: a.replayed, Calls: calls, CarriedOut: a.carriedOut}
 }

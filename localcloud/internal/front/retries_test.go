@@ -66,17 +66,7 @@ func TestRetriedSendIsNotSentTwice(t *testing.T) {
 	require.Len(t, out.Successful, 10)
 	require.EqualValues(t, 2, cut.cuts.Load(), "the first answer was lost and the SDK tried again")
 
-	ids := map[string]int{}
-	for {
-		got, err := plain.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60})
-		require.NoError(t, err)
-		if len(got.Messages) == 0 {
-			break
-		}
-		for _, m := range got.Messages {
-			ids[aws.ToString(m.Body)]++
-		}
-	}
+	ids := bodiesInQueue(t, plain, q.QueueUrl)
 	require.Len(t, ids, 10)
 	for body, n := range ids {
 		require.Equal(t, 1, n, "message %s is in the queue once", body)
@@ -215,4 +205,49 @@ func TestKeptAnswersStayWithinTheirMemoryBound(t *testing.T) {
 	require.Nil(t, a.lookup("call-5", Op{}), "the oldest went first")
 	require.NotNil(t, a.lookup("call-9", Op{}))
 	require.Greater(t, memoryOf(&answer{key: "k", body: make([]byte, 10, 4096)}), 4096)
+}
+
+// With the replay off (the adversary on), a SendMessageBatch whose answer is
+// lost is carried out again when the SDK retries it, as AWS carries it out:
+// every message is in the queue twice, and the retry is counted as carried
+// out again, not as replayed.
+func TestRetryIsCarriedOutAgainWithTheReplayOff(t *testing.T) {
+	t.Parallel()
+	url, f := frontWithStats(t)
+	f.ReplayUnless(func() bool { return true })
+	plain := sqs.NewFromConfig(sdkConfig(url, "test", "test"))
+	q, err := plain.CreateQueue(t.Context(), &sqs.CreateQueueInput{QueueName: aws.String(uniqueName("carried-out-again"))})
+	require.NoError(t, err)
+
+	cut := &cutFirstAnswer{target: "AmazonSQS.SendMessageBatch"}
+	client := sqs.NewFromConfig(sdkConfig(url, "test", "test"), func(o *sqs.Options) { o.HTTPClient = &http.Client{Transport: cut} })
+	var entries []sqstypes.SendMessageBatchRequestEntry
+	for i := range 3 {
+		entries = append(entries, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String("m" + strconv.Itoa(i))})
+	}
+	_, err = client.SendMessageBatch(t.Context(), &sqs.SendMessageBatchInput{QueueUrl: q.QueueUrl, Entries: entries})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, cut.cuts.Load(), "the first answer was lost and the SDK tried again")
+
+	require.Equal(t, map[string]int{"m0": 2, "m1": 2, "m2": 2}, bodiesInQueue(t, plain, q.QueueUrl))
+	stats := f.RetryStats()
+	require.Zero(t, stats.Replayed)
+	require.EqualValues(t, 1, stats.CarriedOut)
+}
+
+// bodiesInQueue receives every message of the queue (hiding each for a
+// minute) and counts them by body.
+func bodiesInQueue(t *testing.T, client *sqs.Client, queue *string) map[string]int {
+	t.Helper()
+	bodies := map[string]int{}
+	for {
+		got, err := client.ReceiveMessage(t.Context(), &sqs.ReceiveMessageInput{QueueUrl: queue, MaxNumberOfMessages: 10, VisibilityTimeout: 60})
+		require.NoError(t, err)
+		if len(got.Messages) == 0 {
+			return bodies
+		}
+		for _, m := range got.Messages {
+			bodies[aws.ToString(m.Body)]++
+		}
+	}
 }
