@@ -1,6 +1,7 @@
 package localcloud
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	sfnclient "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -185,14 +187,17 @@ type Cloud struct {
 	// queueAges watches the SQS calls to know each queue's oldest message
 	// without receiving (GET /_club/queues/age).
 	queueAges *sqsage.Tracker
-	streams   *ddbstream.Log
-	runtime   *lambdart.Runtime
-	sfn       *sfn.Service
-	front     *front.Front
-	endpoint  *http.Server
-	gateway   *gateway.Gateway
-	issuer    *issuer.Issuer
-	extras    []extra
+	// metrics are the datapoints the alarms are evaluated on: the
+	// functions' EMF metrics and the service metrics the evaluator reads.
+	metrics  *alarms.Metrics
+	streams  *ddbstream.Log
+	runtime  *lambdart.Runtime
+	sfn      *sfn.Service
+	front    *front.Front
+	endpoint *http.Server
+	gateway  *gateway.Gateway
+	issuer   *issuer.Issuer
+	extras   []extra
 
 	sqsPollers    map[string]*esm.SQSPoller
 	streamPollers map[string]*esm.StreamPoller
@@ -223,7 +228,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog()}
+	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog(), metrics: alarms.NewMetrics()}
 	s := &startup{ctx: ctx, begin: time.Now()}
 	defer func() {
 		if s.cancelReady != nil {
@@ -363,6 +368,9 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		},
 		LogDir:    filepath.Join(cfg.StateDir, "logs"),
 		LogWriter: cfg.FunctionOutput,
+		// CloudWatch Logs turns the functions' EMF lines into metrics; the
+		// alarms are evaluated on them.
+		LogLine: c.putEMF,
 		// AWS waits about 1 and 2 minutes between async retries; locally
 		// that would only slow feedback down.
 		AsyncRetryDelays: []time.Duration{time.Second, 2 * time.Second},
@@ -736,6 +744,18 @@ func (c *Cloud) run(ctx context.Context, name string, fn func(context.Context) e
 	}()
 }
 
+// putEMF records the metrics of a function's Embedded Metric Format log
+// line, as CloudWatch Logs does; a line that is not one is ignored, a
+// malformed one is logged (CloudWatch Logs drops it, and so does this).
+func (c *Cloud) putEMF(function string, line []byte) {
+	if !bytes.Contains(line, []byte(`"_aws"`)) {
+		return
+	}
+	if _, err := c.metrics.PutEMF(line); err != nil && !errors.Is(err, alarms.ErrNotEMF) {
+		c.log.Warn("a function's EMF line was not turned into metrics", "function", function, "error", err)
+	}
+}
+
 // startAlarms creates the template's alarms in the emulator and evaluates
 // them from now on (package alarms), so that they fire locally and notify
 // their topics as on AWS.
@@ -752,13 +772,17 @@ func (c *Cloud) startAlarms(ctx, runCtx context.Context, awsCfg aws.Config, res 
 		CloudWatch: cloudwatch.NewFromConfig(awsCfg),
 		SQS:        sqs.NewFromConfig(awsCfg),
 		Ages: func(url string) (float64, bool) {
+			// An empty queue's age is 0; a queue whose messages are not
+			// dated yet (SNS deliveries nobody received) has no datapoint.
 			a := c.queueAges.Oldest(url)
-			return a.AgeSeconds, a.OldestSentAt != nil
+			return a.AgeSeconds, a.Known
 		},
-		QueueURLs: urls,
-		Log:       c.log.With("component", "alarms"),
-		Region:    Region,
-		AccountID: AccountID,
+		Metrics:       c.metrics,
+		StepFunctions: sfnclient.NewFromConfig(awsCfg),
+		QueueURLs:     urls,
+		Log:           c.log.With("component", "alarms"),
+		Region:        Region,
+		AccountID:     AccountID,
 	}
 	if c.engine.KumoURL() != "" {
 		// The alarms live in kumo beside the engine, whose topics kumo
