@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/clubdev/club/localcloud/internal/front"
+	"github.com/clubdev/club/localcloud/internal/snsfix"
+	"github.com/clubdev/club/localcloud/internal/sqsfix"
 )
 
 // Stats is a snapshot of what the local cloud's own machinery did, served at
@@ -24,6 +26,11 @@ type EndpointStats struct {
 	Retries   front.RetryStats    `json:"sdk_retries"`
 	Receipts  front.ReceiptStats  `json:"receives"`
 	Conflicts front.ConflictStats `json:"transaction_conflicts"`
+	// SQS and SNS count the requests refused because the local cloud
+	// cannot carry them out as AWS would, and the answers corrected
+	// (packages sqsfix, snsfix).
+	SQS sqsfix.Stats `json:"sqs"`
+	SNS snsfix.Stats `json:"sns"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -78,7 +85,8 @@ func (c *Cloud) Stats() Stats {
 		}
 	}
 	if c.front != nil {
-		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
+		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats(),
+			SQS: c.front.SQSFixStats(), SNS: c.front.SNSFixStats()}
 	}
 	for key, p := range c.sqsPollers {
 		s.SQSMappings[key] = p.Stats()
