@@ -155,6 +155,11 @@ func (f *Fixes) serve(next http.Handler, action string, body []byte, w http.Resp
 		return
 	}
 	c := forward(next, r, body)
+	if action == "ReceiveMessage" && f.staleCounts {
+		// A long poll may have caught up again before it returned: forget
+		// what ran out by now rather than count it twice.
+		f.receiving(req.QueueURL, f.now())
+	}
 	if c.status == http.StatusOK {
 		var err error
 		switch action {
