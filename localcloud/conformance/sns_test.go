@@ -70,20 +70,26 @@ func (tq *topicAndQueue) publish(t *testing.T, body string, attrs map[string]sns
 	return err
 }
 
-// delivered publishes a sentinel every subscription matches (its own
-// attribute "sentinel" with the policy's key absent matches no key-based
-// policy, so the policy must accept it: the cases give it), waits for it,
-// and returns the bodies received before it, in any order.
+// delivered publishes a sentinel message the subscription's policy accepts
+// (the cases give its attributes), waits for it, and returns the bodies
+// received before it, in any order.
 func (tq *topicAndQueue) delivered(t *testing.T, sentinel map[string]snstypes.MessageAttributeValue) []string {
 	t.Helper()
-	require.NoError(t, tq.publish(t, "sentinel", sentinel))
+	return tq.deliveredBefore(t, "sentinel", sentinel)
+}
+
+func (tq *topicAndQueue) deliveredBefore(t *testing.T, sentinelBody string, sentinel map[string]snstypes.MessageAttributeValue) []string {
+	t.Helper()
+	require.NoError(t, tq.publish(t, sentinelBody, sentinel))
 	var bodies []string
 	deadline := patience.Deadline()
 	for {
 		out, err := tq.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &tq.queue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			if aws.ToString(m.Body) == "sentinel" {
+			_, err := tq.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &tq.queue, ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+			if aws.ToString(m.Body) == sentinelBody {
 				return bodies
 			}
 			bodies = append(bodies, aws.ToString(m.Body))
@@ -218,7 +224,7 @@ func TestSNSFilterPolicyScopeMessageBody(t *testing.T) {
 	}
 	require.NoError(t, tq.publish(t, `{"type":"enrollment.created"}`, nil))
 	require.NoError(t, tq.publish(t, `{"type":"refund"}`, nil))
-	bodies := tq.delivered(t, nil)
+	bodies := tq.deliveredBefore(t, `{"type":"enrollment.created","sentinel":true}`, nil)
 	require.ElementsMatch(t, []string{`{"type":"enrollment.created"}`}, bodies)
 }
 
@@ -303,4 +309,21 @@ func TestSNSUnknownActionIsAnsweredInXML(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal(body, &e), "an XML error: %s", body)
 	require.Equal(t, "InvalidAction", e.Code)
+}
+
+// A Number message attribute reaches an SQS subscriber (raw delivery) as a
+// Number attribute with its value.
+func TestSNSNumberAttributeIsDelivered(t *testing.T) {
+	cite(t, "https://docs.aws.amazon.com/sns/latest/dg/sns-message-attributes.html")
+	tq := newTopicAndQueue(t, "conformance-number")
+	_, err := tq.subscribe(nil)
+	require.NoError(t, err)
+	err = tq.publish(t, "numbered", map[string]snstypes.MessageAttributeValue{"attempt": num("3")})
+	if err != nil {
+		refusedByDesign(t, err, snsfix.FeatureNumber)
+		return
+	}
+	m := receiveOne(t, tq.sqs, &sqs.ReceiveMessageInput{QueueUrl: &tq.queue, MessageAttributeNames: []string{"attempt"}})
+	require.Equal(t, "Number", aws.ToString(m.MessageAttributes["attempt"].DataType))
+	require.Equal(t, "3", aws.ToString(m.MessageAttributes["attempt"].StringValue))
 }

@@ -59,13 +59,18 @@ func TestSubscribeTwiceReturnsTheSameSubscription(t *testing.T) {
 }
 
 // TestBinaryAttributeIsRefusedOnKumo: kumo delivered it empty in the
-// envelope.
+// envelope; and a Number attribute.
 func TestBinaryAttributeIsRefusedOnKumo(t *testing.T) {
 	t.Parallel()
 	c, topic, _ := snsOnKumo(t)
 	_, err := c.Publish(context.Background(), &sns.PublishInput{TopicArn: &topic, Message: aws.String("m"),
 		MessageAttributes: map[string]snstypes.MessageAttributeValue{"sig": {DataType: aws.String("Binary"), BinaryValue: []byte{1}}}})
 	require.ErrorContains(t, err, "SNS message attributes of type Binary are not supported by the local cloud")
+	// kumo could not read a Publish with a Number attribute at all
+	// ("Failed to parse request body"): refused, named.
+	_, err = c.Publish(context.Background(), &sns.PublishInput{TopicArn: &topic, Message: aws.String("m"),
+		MessageAttributes: map[string]snstypes.MessageAttributeValue{"n": {DataType: aws.String("Number"), StringValue: aws.String("3")}}})
+	require.ErrorContains(t, err, "SNS message attributes of type Number are not supported by the local cloud")
 }
 
 // TestUnknownSNSActionIsAnsweredInXML: kumo answered a Query client in JSON.

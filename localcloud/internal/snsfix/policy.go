@@ -6,10 +6,14 @@ import (
 	"fmt"
 )
 
-// Features the local cloud refuses in filter policies: kumo evaluates only
-// exact strings, exists, prefix and anything-but of strings, on message
-// attributes (and delivers everything for a policy it cannot read), and
-// moto's evaluation of the rest has not been checked against AWS.
+// Features the local cloud refuses in filter policies where the engine
+// cannot evaluate them as SNS: kumo evaluates only exact strings, exists,
+// prefix and anything-but of strings, on message attributes (and delivers
+// everything for a policy it cannot read). moto 5.2 evaluates numeric
+// matching, suffix, equals-ignore-case, anything-but with a prefix and
+// FilterPolicyScope MessageBody as SNS does in the conformance cases, so on
+// moto those pass (WithMotoDelivery); nested keys and $or are refused on
+// both, unchecked.
 const (
 	FeatureNumeric         = "SNS filter policy numeric matching"
 	FeatureSuffix          = "SNS filter policy suffix matching"
@@ -21,6 +25,7 @@ const (
 	FeatureOther           = "SNS filter policy operator"
 	FeatureStringArray     = "SNS message attributes of type String.Array"
 	FeatureBinary          = "SNS message attributes of type Binary"
+	FeatureNumber          = "SNS message attributes of type Number"
 )
 
 // policyError is a filter policy the local cloud refuses: either one AWS
@@ -39,12 +44,13 @@ func (e *policyError) Error() string {
 
 // checkPolicy accepts a filter policy the local cloud evaluates as SNS does
 // (https://docs.aws.amazon.com/sns/latest/dg/sns-subscription-filter-policies.html)
-// and names what it cannot.
-func checkPolicy(policy, scope string) *policyError {
-	if scope == "MessageBody" {
+// and names what it cannot; engine holds the features the engine itself
+// evaluates as SNS does.
+func checkPolicy(policy, scope string, engine map[string]bool) *policyError {
+	if scope == "MessageBody" && !engine[FeatureMessageBody] {
 		return &policyError{feature: FeatureMessageBody, detail: "policies on the message body"}
 	}
-	if scope != "" && scope != "MessageAttributes" {
+	if scope != "" && scope != "MessageAttributes" && scope != "MessageBody" {
 		return &policyError{detail: fmt.Sprintf("FilterPolicyScope %q is neither MessageAttributes nor MessageBody", scope)}
 	}
 	if policy == "" {
@@ -55,20 +61,27 @@ func checkPolicy(policy, scope string) *policyError {
 		return &policyError{detail: "failed to parse JSON: the policy must be an object"}
 	}
 	for key, raw := range keys {
-		if key == "$or" {
-			return &policyError{feature: FeatureOr, detail: "key $or"}
+		if err := checkKey(key, raw, engine); err != nil {
+			return err
 		}
-		var values []json.RawMessage
-		if err := json.Unmarshal(raw, &values); err != nil {
-			if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-				return &policyError{feature: FeatureNested, detail: "key " + key}
-			}
-			return &policyError{detail: fmt.Sprintf("%s: the value must be an array", key)}
+	}
+	return nil
+}
+
+func checkKey(key string, raw json.RawMessage, engine map[string]bool) *policyError {
+	if key == "$or" {
+		return &policyError{feature: FeatureOr, detail: "key $or"}
+	}
+	var values []json.RawMessage
+	if err := json.Unmarshal(raw, &values); err != nil {
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			return &policyError{feature: FeatureNested, detail: "key " + key}
 		}
-		for _, v := range values {
-			if err := checkCondition(key, v); err != nil {
-				return err
-			}
+		return &policyError{detail: fmt.Sprintf("%s: the value must be an array", key)}
+	}
+	for _, v := range values {
+		if err := checkCondition(key, v); err != nil && (err.feature == "" || !engine[err.feature]) {
+			return err
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func TestCheckPolicy(t *testing.T) {
 		{policy: `{"a":"b"}`, invalid: true},
 		{policy: `{"a":[{"exists":"yes"}]}`, invalid: true},
 	} {
-		err := checkPolicy(tc.policy, tc.scope)
+		err := checkPolicy(tc.policy, tc.scope, nil)
 		switch {
 		case tc.feature != "":
 			require.NotNil(t, err, tc.policy)
@@ -47,4 +47,11 @@ func TestCheckPolicy(t *testing.T) {
 			require.Nil(t, err, tc.policy)
 		}
 	}
+
+	// On an engine that evaluates numeric matching, only that passes.
+	numeric := map[string]bool{FeatureNumeric: true}
+	require.Nil(t, checkPolicy(`{"price":[{"numeric":[">",100]}],"seats":[100]}`, "", numeric))
+	err := checkPolicy(`{"price":[{"numeric":[">",100]}],"f":[{"suffix":".csv"}]}`, "", numeric)
+	require.NotNil(t, err)
+	require.Equal(t, FeatureSuffix, err.feature)
 }

@@ -24,7 +24,9 @@ type Fixes struct {
 	next http.Handler
 	// losesArrays and losesBinary: the engine cannot deliver those
 	// attribute types as SNS does (kumo), so publishing them is refused.
-	losesArrays, losesBinary bool
+	losesArrays, losesBinary, losesNumbers bool
+	// evaluates are the filter policy features the engine evaluates as SNS.
+	evaluates map[string]bool
 
 	refused    atomic.Int64
 	idempotent atomic.Int64
@@ -35,14 +37,26 @@ type Fixes struct {
 type Option func(*Fixes)
 
 // WithKumoDelivery says the engine is kumo: it filters String.Array
-// attributes as one string and delivers Binary attributes empty, so a
-// Publish that carries them is refused.
-func WithKumoDelivery() Option { return func(f *Fixes) { f.losesArrays, f.losesBinary = true, true } }
+// attributes as one string, delivers Binary attributes empty in the
+// envelope and cannot read a Publish with a Number attribute ("Failed to
+// parse request body"), so a Publish that carries them is refused, named.
+func WithKumoDelivery() Option {
+	return func(f *Fixes) { f.losesArrays, f.losesBinary, f.losesNumbers = true, true, true }
+}
 
 // WithMotoDelivery says the engine is moto 5.2: with raw message delivery it
 // drops a message that carries a Binary attribute (nothing reaches the
 // queue), so a Publish that carries one is refused.
-func WithMotoDelivery() Option { return func(f *Fixes) { f.losesBinary = true } }
+// It evaluates numeric, suffix, equals-ignore-case and anything-but
+// matching and FilterPolicyScope MessageBody as SNS does: those policies
+// pass.
+func WithMotoDelivery() Option {
+	return func(f *Fixes) {
+		f.losesBinary = true
+		f.evaluates = map[string]bool{FeatureNumeric: true, FeatureSuffix: true, FeatureIgnoreCase: true,
+			FeatureAnythingButMore: true, FeatureMessageBody: true}
+	}
+}
 
 // New returns Fixes in front of next.
 func New(next http.Handler, opts ...Option) *Fixes {
@@ -85,7 +99,7 @@ func (f *Fixes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch action {
 	case "Subscribe":
 		attrs := entries(form, "Attributes")
-		if perr := checkPolicy(attrs["FilterPolicy"], attrs["FilterPolicyScope"]); perr != nil {
+		if perr := checkPolicy(attrs["FilterPolicy"], attrs["FilterPolicyScope"], f.evaluates); perr != nil {
 			f.refuse(w, perr)
 			return
 		}
@@ -96,9 +110,9 @@ func (f *Fixes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var perr *policyError
 		switch form.Get("AttributeName") {
 		case "FilterPolicy":
-			perr = checkPolicy(form.Get("AttributeValue"), "")
+			perr = checkPolicy(form.Get("AttributeValue"), "", f.evaluates)
 		case "FilterPolicyScope":
-			perr = checkPolicy("", form.Get("AttributeValue"))
+			perr = checkPolicy("", form.Get("AttributeValue"), f.evaluates)
 		}
 		if perr != nil {
 			f.refuse(w, perr)
@@ -198,6 +212,8 @@ func (f *Fixes) undeliverable(form url.Values) string {
 			return FeatureStringArray
 		case f.losesBinary && strings.HasPrefix(t, "Binary"):
 			return FeatureBinary
+		case f.losesNumbers && strings.HasPrefix(t, "Number"):
+			return FeatureNumber
 		}
 	}
 	return ""
