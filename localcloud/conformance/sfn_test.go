@@ -27,7 +27,7 @@ func newMachine(t *testing.T, c *sfn.Client, name string) string {
 // naming the feature.
 func TestStepFunctionsActivities(t *testing.T) {
 	cite(t, "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-activities.html")
-	c := sfn.NewFromConfig(msgConfig(t))
+	c := sfn.NewFromConfig(sfnConfig(t))
 	_, err := c.CreateActivity(context.Background(), &sfn.CreateActivityInput{Name: aws.String("conformance-activity")})
 	refusedByDesign(t, err, sfnapi.FeatureActivities)
 }
@@ -38,7 +38,7 @@ func TestStepFunctionsActivities(t *testing.T) {
 func TestStepFunctionsVersions(t *testing.T) {
 	cite(t, "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-state-machine-version.html")
 	ctx := context.Background()
-	c := sfn.NewFromConfig(msgConfig(t))
+	c := sfn.NewFromConfig(sfnConfig(t))
 	_, err := c.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("conformance-published"), Publish: true,
 		Definition: aws.String(passMachine), RoleArn: aws.String("arn:aws:iam::000000000000:role/conformance")})
 	refusedByDesign(t, err, sfnapi.FeatureVersions)
@@ -54,7 +54,7 @@ func TestStepFunctionsVersions(t *testing.T) {
 func TestStepFunctionsAliases(t *testing.T) {
 	cite(t, "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-state-machine-alias.html")
 	ctx := context.Background()
-	c := sfn.NewFromConfig(msgConfig(t))
+	c := sfn.NewFromConfig(sfnConfig(t))
 	machine := newMachine(t, c, "conformance-aliases")
 	_, err := c.CreateStateMachineAlias(ctx, &sfn.CreateStateMachineAliasInput{Name: aws.String("prod"),
 		RoutingConfiguration: []sfntypes.RoutingConfigurationListItem{{StateMachineVersionArn: aws.String(machine + ":1"), Weight: 100}}})
