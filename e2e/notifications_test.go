@@ -76,6 +76,11 @@ func mailStats(t *testing.T) (sendRequests, faulted float64) {
 // in the parking queue instead of coming back (its attempts stop growing);
 // once the provider answers, every mail goes out exactly once, within a
 // minute.
+// Meanwhile NotificationsPendingAlarm (namespace Club, the notifier's own
+// PendingNotificationAge from its EMF lines, Maximum over 60 s) goes to
+// ALARM once the mails have been owed longer than the urgent class allows
+// and says so on the ops topic, and back to OK after the recovery, once a
+// whole period has passed without a mail owed.
 func TestMailOwedThroughALongOutage(t *testing.T) {
 	// Parallel: it runs after every sequential test, beside the other long
 	// waits, none of which sends or counts mail (a mail another test's
@@ -84,6 +89,7 @@ func TestMailOwedThroughALongOutage(t *testing.T) {
 	t.Parallel()
 	const mails, probes = 10, 20
 	dlqBefore := queueDepth(t, "NotificationsDLQ")
+	alarmNotifications := opsSubscriber(t)
 	setMailFaults(t, map[string]any{"mode": "error", "rate": 1})
 	classID, _ := newClass(t, mails)
 	students := make([]user, mails)
@@ -124,6 +130,19 @@ func TestMailOwedThroughALongOutage(t *testing.T) {
 	require.LessOrEqual(t, after-before, probes+mails, "parked mail does not come back: at most one mail probes at a time")
 	require.Equal(t, dlqBefore, queueDepth(t, "NotificationsDLQ"), "nothing dead-lettered during the outage")
 
+	const pendingAlarm = "NotificationsPendingAlarm"
+	var fired map[string]any
+	eventually(t, 3*time.Minute, pendingAlarm+" fires on the ops topic", func() bool {
+		fired = notified(alarmNotifications(), pendingAlarm, "ALARM")
+		return fired != nil
+	})
+	require.Contains(t, fired["AlarmDescription"], "docs/runbooks/mail-outage.md", "the notification names the runbook")
+	require.Contains(t, fired["NewStateReason"], "Club PendingNotificationAge")
+	for i := range students {
+		require.Equal(t, "pending", notificationOf(t, students[i], ids[i]).Status, "the alarm fired during the outage")
+	}
+	firedAt := len(alarmNotifications())
+
 	recovered := time.Now()
 	sandbox(t, stack.file.MailURL, http.MethodPost, "/_sandbox/faults", map[string]any{"mode": "none"})
 	eventually(t, 60*time.Second, "every pending mail sent within a minute of recovery", func() bool {
@@ -143,6 +162,10 @@ func TestMailOwedThroughALongOutage(t *testing.T) {
 		require.Empty(t, n.LastError, "a sent mail has no last error")
 	}
 	require.Equal(t, dlqBefore, queueDepth(t, "NotificationsDLQ"))
+	eventually(t, 3*time.Minute, pendingAlarm+" back to OK on the ops topic", func() bool {
+		cleared := notified(alarmNotifications()[firedAt:], pendingAlarm, "OK")
+		return cleared != nil && cleared["OldStateValue"] == "ALARM"
+	})
 }
 
 // Must-show 2: the provider answers 409 for the event's own key (it holds

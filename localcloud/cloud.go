@@ -1,6 +1,7 @@
 package localcloud
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	sfnclient "github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -199,10 +201,13 @@ type Cloud struct {
 	// queueAges watches the SQS calls to know each queue's oldest message
 	// without receiving (GET /_club/queues/age).
 	queueAges *sqsage.Tracker
-	streams   *ddbstream.Log
-	runtime   *lambdart.Runtime
-	sfn       *sfn.Service
-	front     *front.Front
+	// metrics are the datapoints the alarms are evaluated on: the
+	// functions' EMF metrics and the service metrics the evaluator reads.
+	metrics *alarms.Metrics
+	streams *ddbstream.Log
+	runtime *lambdart.Runtime
+	sfn     *sfn.Service
+	front   *front.Front
 	// fidelity is the DynamoDB data path's first stop: it refuses what the
 	// engine would carry out otherwise and corrects what it can.
 	fidelity *ddbfidelity.Handler
@@ -244,7 +249,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cloud, err error) {
 		return nil, err
 	}
 	c := &Cloud{cfg: cfg, log: cfg.Logger, counter: front.NewCounter(), meter: billing.New(nil), streams: ddbstream.NewLog(),
-		adversary: adversary.New(adversarySeed(cfg.AdversarySeed))}
+		metrics: alarms.NewMetrics(), adversary: adversary.New(adversarySeed(cfg.AdversarySeed))}
 	s := &startup{ctx: ctx, begin: time.Now()}
 	defer func() {
 		if s.cancelReady != nil {
@@ -387,6 +392,9 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		},
 		LogDir:    filepath.Join(cfg.StateDir, "logs"),
 		LogWriter: cfg.FunctionOutput,
+		// CloudWatch Logs turns the functions' EMF lines into metrics; the
+		// alarms are evaluated on them.
+		LogLine: c.putEMF,
 		// AWS waits about 1 and 2 minutes between async retries; locally
 		// that would only slow feedback down.
 		AsyncRetryDelays: []time.Duration{time.Second, 2 * time.Second},
@@ -766,6 +774,18 @@ func (c *Cloud) run(ctx context.Context, name string, fn func(context.Context) e
 	}()
 }
 
+// putEMF records the metrics of a function's Embedded Metric Format log
+// line, as CloudWatch Logs does; a line that is not one is ignored, a
+// malformed one is logged (CloudWatch Logs drops it, and so does this).
+func (c *Cloud) putEMF(function string, line []byte) {
+	if !bytes.Contains(line, []byte(`"_aws"`)) {
+		return
+	}
+	if _, err := c.metrics.PutEMF(line); err != nil && !errors.Is(err, alarms.ErrNotEMF) {
+		c.log.Warn("a function's EMF line was not turned into metrics", "function", function, "error", err)
+	}
+}
+
 // startAlarms creates the template's alarms in the emulator and evaluates
 // them from now on (package alarms), so that they fire locally and notify
 // their topics as on AWS.
@@ -782,13 +802,17 @@ func (c *Cloud) startAlarms(ctx, runCtx context.Context, awsCfg aws.Config, res 
 		CloudWatch: cloudwatch.NewFromConfig(awsCfg),
 		SQS:        sqs.NewFromConfig(awsCfg),
 		Ages: func(url string) (float64, bool) {
+			// An empty queue's age is 0; a queue whose messages are not
+			// dated yet (SNS deliveries nobody received) has no datapoint.
 			a := c.queueAges.Oldest(url)
-			return a.AgeSeconds, a.OldestSentAt != nil
+			return a.AgeSeconds, a.Known
 		},
-		QueueURLs: urls,
-		Log:       c.log.With("component", "alarms"),
-		Region:    Region,
-		AccountID: AccountID,
+		Metrics:       c.metrics,
+		StepFunctions: sfnclient.NewFromConfig(awsCfg),
+		QueueURLs:     urls,
+		Log:           c.log.With("component", "alarms"),
+		Region:        Region,
+		AccountID:     AccountID,
 	}
 	if c.engine.KumoURL() != "" {
 		// The alarms live in kumo beside the engine, whose topics kumo

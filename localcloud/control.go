@@ -11,6 +11,8 @@ import (
 	"github.com/clubdev/club/localcloud/internal/adversary"
 	"github.com/clubdev/club/localcloud/internal/ddbfidelity"
 	"github.com/clubdev/club/localcloud/internal/front"
+	"github.com/clubdev/club/localcloud/internal/snsfix"
+	"github.com/clubdev/club/localcloud/internal/sqsfix"
 )
 
 // AdversaryStats is what the adversary did (package adversary).
@@ -41,6 +43,11 @@ type EndpointStats struct {
 	// DynamoDBFidelity counts the DynamoDB requests the local cloud refused
 	// (by feature) and the answers it corrected (package ddbfidelity).
 	DynamoDBFidelity ddbfidelity.Stats `json:"dynamodb_fidelity"`
+	// SQS and SNS count the requests refused because the local cloud
+	// cannot carry them out as AWS would, and the answers corrected
+	// (packages sqsfix, snsfix).
+	SQS sqsfix.Stats `json:"sqs"`
+	SNS snsfix.Stats `json:"sns"`
 }
 
 // controlHandler serves the local cloud's own endpoints under /_club/:
@@ -97,7 +104,8 @@ func (c *Cloud) Stats() Stats {
 		}
 	}
 	if c.front != nil {
-		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats()}
+		s.Endpoint = EndpointStats{Retries: c.front.RetryStats(), Receipts: c.front.ReceiptStats(), Conflicts: c.front.ConflictStats(),
+			SQS: c.front.SQSFixStats(), SNS: c.front.SNSFixStats()}
 	}
 	if c.fidelity != nil {
 		s.Endpoint.DynamoDBFidelity = c.fidelity.Stats()

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -31,9 +33,16 @@ type SQS interface {
 }
 
 // QueueAges gives the age of a queue's oldest message in seconds, read
-// without receiving (the local cloud's sqsage.Tracker); ok is false when
-// the queue is empty.
+// without receiving (the local cloud's sqsage.Tracker): 0 for an empty
+// queue; ok is false when the age is not known (the queue holds messages
+// the tracker has not dated yet), and then the alarm gets no datapoint:
+// an unknown age is never read as 0.
 type QueueAges func(queueURL string) (seconds float64, ok bool)
+
+// StepFunctions is the part of *sfn.Client the evaluator uses.
+type StepFunctions interface {
+	ListExecutions(ctx context.Context, in *sfn.ListExecutionsInput, opts ...func(*sfn.Options)) (*sfn.ListExecutionsOutput, error)
+}
 
 // States of an alarm.
 const (
@@ -52,6 +61,15 @@ type Evaluator struct {
 	CloudWatch CloudWatch
 	SQS        SQS
 	Ages       QueueAges
+	// StepFunctions lists failed executions for AWS/States ExecutionsFailed.
+	StepFunctions StepFunctions
+	// Metrics holds the datapoints alarms are evaluated on: the
+	// functions' own (custom namespaces, fed from their EMF log lines by
+	// the local cloud) and the service metrics the evaluator reads. Nil:
+	// a store of its own, which only the service metrics feed.
+	Metrics *Metrics
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
 	// QueueURLs maps a queue name (the QueueName dimension) to its URL.
 	QueueURLs map[string]string
 	// Notify, when set, publishes the notification of a state change to
@@ -68,13 +86,24 @@ type Evaluator struct {
 	Interval time.Duration
 	Log      *slog.Logger
 
-	state    map[string]string // alarm name → state last set
-	breaches map[string]int    // alarm name → consecutive breaching evaluations
+	state  map[string]string          // alarm name → state last set
+	failed map[string]map[string]bool // state machine ARN → failed executions recorded
 }
 
-// Create puts every alarm, with its actions, into the emulator.
+// Create puts every alarm, with its actions, into the emulator. An alarm
+// the evaluator cannot evaluate as CloudWatch would (a service metric it
+// cannot read, metric math, a percentile) is refused, named, before any is
+// created: an alarm that could never fire locally must not look armed.
 func (e *Evaluator) Create(ctx context.Context) error {
 	var errs []error
+	for _, a := range e.Alarms {
+		if err := Evaluable(a); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	for _, a := range e.Alarms {
 		in := &cloudwatch.PutMetricAlarmInput{
 			AlarmName:          aws.String(a.Name),
@@ -121,24 +150,84 @@ func (e *Evaluator) Run(ctx context.Context) error {
 	}
 }
 
-// Evaluate evaluates every alarm once and sets the state of those whose
-// state changed.
+// ErrNotEvaluated marks an alarm the local cloud cannot evaluate.
+var ErrNotEvaluated = errors.New("not evaluated by the local cloud")
+
+// serviceMetrics are the metrics of AWS namespaces the evaluator reads
+// itself; every other AWS/ metric is refused.
+var serviceMetrics = map[string]map[string]string{ // namespace → metric → dimension it needs
+	"AWS/SQS": {
+		"ApproximateNumberOfMessagesVisible":    "QueueName",
+		"ApproximateNumberOfMessagesNotVisible": "QueueName",
+		"ApproximateNumberOfMessagesDelayed":    "QueueName",
+		"ApproximateAgeOfOldestMessage":         "QueueName",
+	},
+	"AWS/States": {"ExecutionsFailed": "StateMachineArn"},
+}
+
+// Evaluable says whether the local cloud can evaluate an alarm as
+// CloudWatch does; the error names the alarm and what it cannot do.
+func Evaluable(a template.Alarm) error {
+	refuse := func(what string) error {
+		return fmt.Errorf("alarm %s: %s is %w", a.Name, what, ErrNotEvaluated)
+	}
+	switch {
+	case len(a.Metrics) > 0:
+		return refuse("a metric-math alarm (Metrics)")
+	case a.ExtendedStatistic != "":
+		return refuse("the extended statistic " + a.ExtendedStatistic)
+	case !knownStatistic(a.Statistic):
+		return refuse(fmt.Sprintf("the statistic %q", a.Statistic))
+	case a.Period <= 0:
+		return refuse("an alarm without a Period")
+	}
+	if !strings.HasPrefix(a.Namespace, "AWS/") {
+		return nil // the functions' own metrics, from their EMF lines
+	}
+	dim, ok := serviceMetrics[a.Namespace][a.MetricName]
+	if !ok {
+		return refuse(fmt.Sprintf("the metric %s %s", a.Namespace, a.MetricName))
+	}
+	if len(a.Dimensions) != 1 || a.Dimensions[0].Name != dim {
+		return refuse(fmt.Sprintf("%s %s without exactly the dimension %s", a.Namespace, a.MetricName, dim))
+	}
+	return nil
+}
+
+func (e *Evaluator) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// Evaluate reads the service metrics the alarms use into Metrics, then
+// evaluates every alarm as CloudWatch does
+// (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#alarm-evaluation):
+// the statistic of each of the last EvaluationPeriods periods of Period,
+// ALARM when at least DatapointsToAlarm of them breach, missing periods
+// treated by TreatMissingData. It sets the state of those whose state
+// changed.
 func (e *Evaluator) Evaluate(ctx context.Context) error {
 	if e.state == nil {
-		e.state, e.breaches = map[string]string{}, map[string]int{}
+		e.state, e.failed = map[string]string{}, map[string]map[string]bool{}
 	}
+	if e.Metrics == nil {
+		e.Metrics = NewMetrics()
+	}
+	now := e.now()
 	var errs []error
 	for _, a := range e.Alarms {
-		value, ok, err := e.value(ctx, a)
-		if err != nil {
+		if err := e.collect(ctx, a, now); err != nil {
 			errs = append(errs, fmt.Errorf("alarm %s: %w", a.Name, err))
-			continue
 		}
-		next, reason := e.next(a, value, ok)
+	}
+	for _, a := range e.Alarms {
+		next, reason := e.next(a, now)
 		if next == "" || next == e.state[a.Name] {
 			continue
 		}
-		_, err = e.CloudWatch.SetAlarmState(ctx, &cloudwatch.SetAlarmStateInput{
+		_, err := e.CloudWatch.SetAlarmState(ctx, &cloudwatch.SetAlarmStateInput{
 			AlarmName: aws.String(a.Name), StateValue: cwtypes.StateValue(next), StateReason: aws.String(reason),
 		})
 		if err != nil {
@@ -207,78 +296,137 @@ func (e *Evaluator) notify(ctx context.Context, a template.Alarm, from, to, reas
 	return errors.Join(errs...)
 }
 
-// next is the state an alarm should be in, given its metric's value now
-// (ok false: no data); "" leaves it as it is.
-func (e *Evaluator) next(a template.Alarm, value float64, ok bool) (state, reason string) {
-	if !ok {
-		e.breaches[a.Name] = 0
+// next is the state an alarm should be in now; "" leaves it as it is.
+func (e *Evaluator) next(a template.Alarm, now time.Time) (state, reason string) {
+	periods := max(a.EvaluationPeriods, 1)
+	needed := a.DatapointsToAlarm
+	if needed <= 0 {
+		needed = periods
+	}
+	dims := dimensions(a)
+	var (
+		present, breaching int
+		latest             float64
+		haveLatest         bool
+	)
+	for i := range periods {
+		to := now.Add(-time.Duration(i) * a.Period)
+		st, ok := e.Metrics.Window(a.Namespace, a.MetricName, dims, to.Add(-a.Period), to)
+		if !ok {
+			if a.TreatMissingData == "breaching" {
+				breaching++
+			}
+			continue
+		}
+		v, _ := st.Value(a.Statistic)
+		present++
+		if !haveLatest {
+			latest, haveLatest = v, true
+		}
+		if breaches(a.ComparisonOperator, v, a.Threshold) {
+			breaching++
+		}
+	}
+	window := fmt.Sprintf("%s over %d s, %d of %d periods", a.Statistic, int(a.Period/time.Second), breaching, periods)
+	if present == 0 {
 		switch a.TreatMissingData {
 		case "breaching":
 			return StateAlarm, "no data, treated as breaching"
 		case "ignore":
 			return "", ""
-		case "missing":
-			return StateInsufficientData, "no data"
-		default: // notBreaching, and the local default
+		case "notBreaching":
 			return StateOK, "no data, treated as not breaching"
+		default: // missing, CloudWatch's default
+			return StateInsufficientData, "no data"
 		}
 	}
-	needed := max(a.DatapointsToAlarm, 0)
-	if needed == 0 {
-		needed = max(a.EvaluationPeriods, 1)
+	if breaching >= needed {
+		return StateAlarm, fmt.Sprintf("Threshold Crossed: %s %s = %s, %s the threshold (%s) (%s)",
+			a.Namespace, a.MetricName, formatValue(latest), comparisonText(a.ComparisonOperator), formatValue(a.Threshold), window)
 	}
-	if breaches(a.ComparisonOperator, value, a.Threshold) {
-		e.breaches[a.Name]++
-		if e.breaches[a.Name] >= needed {
-			return StateAlarm, fmt.Sprintf("Threshold Crossed: %s %s = %s, %s the threshold (%s)",
-				a.Namespace, a.MetricName, formatValue(value), comparisonText(a.ComparisonOperator), formatValue(a.Threshold))
-		}
-		return "", ""
-	}
-	e.breaches[a.Name] = 0
-	return StateOK, fmt.Sprintf("%s %s = %s, not %s the threshold (%s)",
-		a.Namespace, a.MetricName, formatValue(value), comparisonText(a.ComparisonOperator), formatValue(a.Threshold))
+	return StateOK, fmt.Sprintf("%s %s = %s, not %s the threshold (%s) (%s)",
+		a.Namespace, a.MetricName, formatValue(latest), comparisonText(a.ComparisonOperator), formatValue(a.Threshold), window)
 }
 
-// value reads the alarm's metric now; ok is false when there is no data.
-func (e *Evaluator) value(ctx context.Context, a template.Alarm) (float64, bool, error) {
-	if a.Namespace != "AWS/SQS" {
-		return 0, false, nil
-	}
-	var queueName string
+func dimensions(a template.Alarm) map[string]string {
+	dims := make(map[string]string, len(a.Dimensions))
 	for _, d := range a.Dimensions {
-		if d.Name == "QueueName" {
-			queueName = d.Value
+		dims[d.Name] = d.Value
+	}
+	return dims
+}
+
+// collect reads the service metric of an alarm now into Metrics; the
+// functions' own metrics arrive by themselves.
+func (e *Evaluator) collect(ctx context.Context, a template.Alarm, now time.Time) error {
+	dims := dimensions(a)
+	put := func(v float64) { e.Metrics.Put(a.Namespace, a.MetricName, dims, now, v) }
+	switch a.Namespace {
+	case "AWS/SQS":
+		url, known := e.QueueURLs[dims["QueueName"]]
+		if !known {
+			return nil // no such queue: no data, as on AWS
 		}
+		attr := map[string]sqstypes.QueueAttributeName{
+			"ApproximateNumberOfMessagesVisible":    sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			"ApproximateNumberOfMessagesNotVisible": sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			"ApproximateNumberOfMessagesDelayed":    sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+		}[a.MetricName]
+		if attr != "" {
+			out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+				QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{attr},
+			})
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(out.Attributes[string(attr)])
+			if err != nil {
+				return fmt.Errorf("%s: %w", attr, err)
+			}
+			put(float64(n))
+			return nil
+		}
+		if a.MetricName == "ApproximateAgeOfOldestMessage" && e.Ages != nil {
+			if s, ok := e.Ages(url); ok {
+				put(s)
+			}
+		}
+	case "AWS/States":
+		return e.collectFailedExecutions(ctx, a, dims["StateMachineArn"])
 	}
-	url, known := e.QueueURLs[queueName]
-	if !known {
-		return 0, false, nil
+	return nil
+}
+
+// collectFailedExecutions records 1 at the stop time of every failed
+// execution not recorded yet: the Sum over a period is the number that
+// failed in it, as CloudWatch's ExecutionsFailed.
+func (e *Evaluator) collectFailedExecutions(ctx context.Context, a template.Alarm, machine string) error {
+	if e.StepFunctions == nil {
+		return nil
 	}
-	switch a.MetricName {
-	case "ApproximateNumberOfMessagesVisible":
-		out, err := e.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-			QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages},
-		})
+	seen := e.failed[machine]
+	if seen == nil {
+		seen = map[string]bool{}
+		e.failed[machine] = seen
+	}
+	p := sfn.NewListExecutionsPaginator(e.StepFunctions, &sfn.ListExecutionsInput{
+		StateMachineArn: aws.String(machine), StatusFilter: sfntypes.ExecutionStatusFailed,
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
 		if err != nil {
-			return 0, false, err
+			return err
 		}
-		n, err := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
-		if err != nil {
-			return 0, false, fmt.Errorf("ApproximateNumberOfMessages: %w", err)
+		for _, x := range page.Executions {
+			arn := aws.ToString(x.ExecutionArn)
+			if seen[arn] || x.StopDate == nil {
+				continue
+			}
+			seen[arn] = true
+			e.Metrics.Put(a.Namespace, a.MetricName, map[string]string{"StateMachineArn": machine}, *x.StopDate, 1)
 		}
-		return float64(n), true, nil
-	case "ApproximateAgeOfOldestMessage":
-		if e.Ages == nil {
-			return 0, false, nil
-		}
-		s, ok := e.Ages(url)
-		if !ok {
-			return 0, true, nil // an empty queue's oldest message is 0 s old
-		}
-		return s, true, nil
 	}
-	return 0, false, nil
+	return nil
 }
 
 func breaches(op string, v, threshold float64) bool {

@@ -31,7 +31,8 @@ type alarmNotification struct {
 
 // TestDLQDepthAlarmNotifiesItsTopic: a dead-letter queue's depth alarm,
 // created from the template's model, goes to ALARM when a message arrives
-// and back to OK when it leaves; each change reaches a subscriber of the
+// and back to OK once a whole Period (Maximum over 60 s) has passed without
+// it; each change reaches a subscriber of the
 // alarm's topic with the description naming the runbook, and DescribeAlarms
 // tells the state.
 func TestDLQDepthAlarmNotifiesItsTopic(t *testing.T) {
@@ -42,6 +43,7 @@ func TestDLQDepthAlarmNotifiesItsTopic(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
 	}
 	ctx := context.Background()
+	c := &clock{t: t0}
 	sqsc, snsc, cw := sqs.NewFromConfig(cfg), sns.NewFromConfig(cfg), cloudwatch.NewFromConfig(cfg)
 
 	dlq, err := sqsc.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("alarm-dlq")})
@@ -66,6 +68,7 @@ func TestDLQDepthAlarmNotifiesItsTopic(t *testing.T) {
 		}},
 		CloudWatch: cw, SQS: sqsc,
 		QueueURLs: map[string]string{"alarm-dlq": *dlq.QueueUrl},
+		Now:       c.now,
 	}
 	require.NoError(t, ev.Create(ctx))
 
@@ -103,7 +106,9 @@ func TestDLQDepthAlarmNotifiesItsTopic(t *testing.T) {
 
 	_, err = sqsc.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: dlq.QueueUrl, MessageBody: aws.String("dead")})
 	require.NoError(t, err)
+	c.advance(5 * time.Second)
 	require.NoError(t, ev.Evaluate(ctx))
+	c.advance(5 * time.Second)
 	require.NoError(t, ev.Evaluate(ctx), "no change, no second notification")
 	require.Equal(t, alarms.StateAlarm, state())
 	fired := notifications()
@@ -123,6 +128,11 @@ func TestDLQDepthAlarmNotifiesItsTopic(t *testing.T) {
 	require.Len(t, got.Messages, 1)
 	_, err = sqsc.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: dlq.QueueUrl, ReceiptHandle: got.Messages[0].ReceiptHandle})
 	require.NoError(t, err)
+	c.advance(5 * time.Second)
+	require.NoError(t, ev.Evaluate(ctx))
+	require.Equal(t, alarms.StateAlarm, state(), "the Period's Maximum is still 1")
+	require.Empty(t, notifications())
+	c.advance(time.Minute)
 	require.NoError(t, ev.Evaluate(ctx))
 	require.Equal(t, alarms.StateOK, state())
 	cleared := notifications()

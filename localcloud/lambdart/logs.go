@@ -24,6 +24,9 @@ type logSink struct {
 	file   *os.File  // nil without LogDir
 	echo   io.Writer // nil without LogWriter
 	prefix []byte
+	// onLine, if set, sees every line a process writes (not the runtime's
+	// own lines), after it is written.
+	onLine func(line []byte)
 	closed bool
 	events uint64 // lines written
 	bytes  uint64 // their bytes, without the newlines
@@ -60,6 +63,9 @@ func (s *logSink) copyFrom(r io.Reader) {
 				line = line[:len(line)-1]
 			}
 			s.writeLine(line)
+			if s.onLine != nil {
+				s.onLine(line)
+			}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return // EOF, or the pipe was closed under us

@@ -61,6 +61,12 @@ type Options struct {
 	// "[<function>] ". It must not block for long: START and END lines are
 	// written as invocations are handed out.
 	LogWriter io.Writer
+	// LogLine, if set, is called with every line a function's processes
+	// write (not the runtime's own START/END/REPORT lines), as CloudWatch
+	// Logs would receive it: the local cloud extracts the Embedded Metric
+	// Format lines from it. It runs on the process's output reader and
+	// must not block for long; line is only valid during the call.
+	LogLine func(function string, line []byte)
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL
 	// (DefaultStopGrace when zero).
 	StopGrace time.Duration
@@ -177,6 +183,10 @@ func (r *Runtime) AddFunction(cfg FunctionConfig) error {
 	sink, err := openLogSink(r.opts.LogDir, cfg.Name, r.opts.LogWriter)
 	if err != nil {
 		return fmt.Errorf("add function %q: %w", cfg.Name, err)
+	}
+	if onLine := r.opts.LogLine; onLine != nil {
+		name := cfg.Name
+		sink.onLine = func(line []byte) { onLine(name, line) }
 	}
 	fn := newFunction(cfg, sink)
 

@@ -28,6 +28,10 @@ type Tracker struct {
 type queue struct {
 	messages map[string]*message // by message id
 	receipts map[string]string   // receipt handle → message id
+	// untrackedSince is when Oldest first saw the queue hold messages the
+	// tracker has not dated (zero while it holds none): they were sent no
+	// later than that.
+	untrackedSince time.Time
 }
 
 type message struct {
@@ -54,9 +58,18 @@ type Age struct {
 	AgeSeconds float64 `json:"age_seconds"`
 	// Untracked is how many more messages kumo holds than the tracker
 	// knows: SNS deliveries not yet received (see the package doc). When it
-	// is not 0, Complete is false and the age is a lower bound.
-	Untracked int  `json:"untracked"`
-	Complete  bool `json:"complete"`
+	// is not 0, Complete is false and the age is a lower bound: they were
+	// sent no later than UntrackedSince, when Oldest first saw them, so
+	// AgeSeconds is at least now − UntrackedSince. At that first sight
+	// the bound is 0 s, which says nothing: Known is false then, and an
+	// age that is not Known must not be read as a measurement.
+	Untracked      int        `json:"untracked"`
+	UntrackedSince *time.Time `json:"untracked_since,omitempty"`
+	Complete       bool       `json:"complete"`
+	// Known is true when AgeSeconds is the age (Complete) or a lower bound
+	// above 0 s; false when the queue holds messages of unknown age only
+	// since this very reading.
+	Known bool `json:"known"`
 }
 
 // tracked names the SQS actions that change what a queue holds.
@@ -208,13 +221,12 @@ func (t *Tracker) Oldest(queueURL string) (a Age) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a = Age{Queue: name, Complete: true}
-	defer func() {
-		if known && depth > a.Messages {
-			a.Untracked, a.Complete = depth-a.Messages, false
-		}
-	}()
+	a = Age{Queue: name, Complete: true, Known: true}
 	q := t.queues[name]
+	if q == nil && known && depth > 0 {
+		q = &queue{messages: map[string]*message{}, receipts: map[string]string{}}
+		t.queues[name] = q
+	}
 	if q == nil {
 		return a
 	}
@@ -230,6 +242,18 @@ func (t *Tracker) Oldest(queueURL string) (a Age) {
 		a.OldestSentAt = &o
 		a.AgeSeconds = max(now.Sub(oldest), 0).Seconds()
 	}
+	if !known || depth <= a.Messages {
+		q.untrackedSince = time.Time{}
+		return a
+	}
+	a.Untracked, a.Complete = depth-a.Messages, false
+	if q.untrackedSince.IsZero() {
+		q.untrackedSince = now
+	}
+	since := q.untrackedSince.UTC()
+	a.UntrackedSince = &since
+	a.AgeSeconds = max(a.AgeSeconds, now.Sub(since).Seconds())
+	a.Known = a.AgeSeconds > 0
 	return a
 }
 

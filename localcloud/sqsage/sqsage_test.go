@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/sivchari/kumo"
@@ -56,7 +57,7 @@ func TestAgeWithoutReceiving(t *testing.T) {
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
 		return a
 	}
-	require.Equal(t, sqsage.Age{Queue: "age-q", Complete: true}, age())
+	require.Equal(t, sqsage.Age{Queue: "age-q", Complete: true, Known: true}, age())
 
 	_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("first")})
 	require.NoError(t, err)
@@ -107,5 +108,44 @@ func TestAgeWithoutReceiving(t *testing.T) {
 	}
 	_, err = client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: q.QueueUrl, Entries: entries})
 	require.NoError(t, err)
-	require.Equal(t, sqsage.Age{Queue: "age-q", Complete: true}, age())
+	require.Equal(t, sqsage.Age{Queue: "age-q", Complete: true, Known: true}, age())
+}
+
+// TestUndatedBacklogIsNotZeroSecondsOld: messages SNS delivered and nobody
+// received do not pass the tracker. On main their queue read "0 s old"
+// (Complete false, AgeSeconds 0) however long they waited. Now the first
+// reading that sees them says the age is not known, and every later one
+// gives the time since then as a lower bound.
+func TestUndatedBacklogIsNotZeroSecondsOld(t *testing.T) {
+	srv := kumo.NewServer()
+	t.Cleanup(srv.Close)
+	target, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	now := time.Now()
+	tracker := sqsage.New(httputil.NewSingleHostReverseProxy(target), func() time.Time { return now })
+	front := httptest.NewServer(tracker)
+	t.Cleanup(front.Close)
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(front.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), RetryMaxAttempts: 1}
+	client, topics := sqs.NewFromConfig(cfg), sns.NewFromConfig(cfg)
+	ctx := context.Background()
+	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("undated-q")})
+	require.NoError(t, err)
+	arn, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	require.NoError(t, err)
+	topic, err := topics.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("undated-t")})
+	require.NoError(t, err)
+	_, err = topics.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: aws.String(arn.Attributes["QueueArn"])})
+	require.NoError(t, err)
+	_, err = topics.Publish(ctx, &sns.PublishInput{TopicArn: topic.TopicArn, Message: aws.String("delivered by SNS")})
+	require.NoError(t, err)
+
+	a := tracker.Oldest(*q.QueueUrl)
+	require.Equal(t, 1, a.Untracked, "kumo holds a message the tracker did not see")
+	require.False(t, a.Known, "its age is not known: not 0 s")
+	now = now.Add(90 * time.Second)
+	a = tracker.Oldest(*q.QueueUrl)
+	require.True(t, a.Known)
+	require.False(t, a.Complete, "a lower bound")
+	require.Equal(t, 90.0, a.AgeSeconds, "it has waited at least since the first reading saw it")
 }

@@ -127,7 +127,7 @@
 //	                               Logging, Tracing, PermissionsBoundary,     ignored
 //	                               RolePath, AutoPublishAlias,
 //	                               DeploymentPreference, UseAliasAsEventTarget
-//	AWS::CloudWatch::Alarm         all properties                             kept as data (the emulator never evaluates alarms)
+//	AWS::CloudWatch::Alarm         all properties                             kept as data; evaluated by package alarms
 //	                               EvaluateLowSampleCountPercentile           ignored
 //	AWS::SSM::Parameter            AllowedPattern, DataType, Policies, Tier   ignored
 //	AWS::KMS::Key                  Description                                resolved only (Ref: the logical id, Arn);

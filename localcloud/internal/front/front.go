@@ -13,6 +13,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/clubdev/club/localcloud/internal/snsfix"
+	"github.com/clubdev/club/localcloud/internal/sqsfix"
 	"github.com/clubdev/club/localcloud/internal/sqsquery"
 )
 
@@ -48,7 +50,13 @@ type Front struct {
 	kumo   http.Handler
 	// fallback serves what no route claims: kumo, behind a translation of
 	// the SQS Query protocol that older CLIs speak and kumo does not.
-	fallback  http.Handler
+	fallback http.Handler
+	// sqsBackend serves SQS JSON-protocol calls: the engine (or the
+	// Fallback route) behind SQS's corrections (package sqsfix).
+	sqsBackend http.Handler
+	sqsFixes   *sqsfix.Fixes
+	// snsFixes serves every SNS call (package snsfix).
+	snsFixes  *snsfix.Fixes
 	counter   *Counter
 	presign   presignVerifier
 	receipts  *receipts
@@ -110,6 +118,10 @@ func WithMotoEngine() Option {
 	return func(f *Front) { f.serialEngine = true }
 }
 
+// motoMaxRequest is the largest request body moto 5.2 reads (measured: a
+// SendMessage of 1,048,400 bytes of body is read, one of 1,048,500 is not).
+const motoMaxRequest = 1 << 20
+
 // New returns a front that proxies to the engine (kumo, or moto) at kumoURL.
 func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Front, error) {
 	u, err := url.Parse(kumoURL)
@@ -133,7 +145,18 @@ func New(kumoURL string, routes Routes, counter *Counter, opts ...Option) (*Fron
 	default:
 		kumo = NewProxy(u)
 	}
-	f.kumo, f.fallback = kumo, sqsquery.New(kumo)
+	fixOpts := []sqsfix.Option{sqsfix.WithStaleCounts()} // kumo's
+	if f.serialEngine {
+		fixOpts = []sqsfix.Option{sqsfix.WithMaxRequest(motoMaxRequest)}
+	}
+	f.sqsFixes = sqsfix.New(fixOpts...)
+	f.kumo, f.sqsBackend = kumo, f.sqsFixes.Wrap(kumo)
+	f.fallback = sqsquery.New(f.sqsBackend)
+	snsOpt := snsfix.WithKumoDelivery()
+	if f.serialEngine {
+		snsOpt = snsfix.WithMotoDelivery()
+	}
+	f.snsFixes = snsfix.New(http.HandlerFunc(f.routeSNS), snsOpt)
 	// The front's own calls to the engine go the way clients' calls do.
 	frontAWS := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("front", "front", ""),
 		HTTPClient: &http.Client{Transport: handlerTransport{kumo}}}
@@ -197,7 +220,8 @@ func (e inProcess) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *Front) SetRoutes(routes Routes) {
 	f.routes = routes
 	if routes.Fallback != nil {
-		f.fallback = sqsquery.New(routes.Fallback)
+		f.sqsBackend = f.sqsFixes.Wrap(routes.Fallback)
+		f.fallback = sqsquery.New(f.sqsBackend)
 	}
 }
 
@@ -270,26 +294,31 @@ func (f *Front) route(op Op, w http.ResponseWriter, r *http.Request) {
 		f.serve(f.routes.Streams, w, r)
 	case op.Service == "states":
 		f.serve(f.routes.StepFunctions, w, r)
-	case op.Service == "sns" && op.Operation == "PublishBatch":
-		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
+	case op.Service == "sns":
+		f.snsFixes.ServeHTTP(w, r)
 	case op.Service == "sqs" && (op.Operation == "DeleteMessageBatch" || op.Operation == "DeleteMessage") && r.Header.Get("X-Amz-Target") != "":
-		next := f.routes.Fallback
-		if next == nil {
-			next = f.kumo
-		}
-		f.deleted.serveDelete(next, w, r, op.Operation == "DeleteMessageBatch")
+		f.deleted.serveDelete(f.sqsBackend, w, r, op.Operation == "DeleteMessageBatch")
 	case op.Service == "sqs" && op.Operation == "ReceiveMessage" && r.Header.Get(ReceiveTokenHeader) != "":
 		// Through the fallback route, so that the queue age tracker sees
 		// the pollers' receives as it sees everyone else's.
-		next := f.routes.Fallback
-		if next == nil {
-			next = f.kumo
-		}
-		f.receipts.serve(next, w, r, r.Header.Get(ReceiveTokenHeader))
+		f.receipts.serve(f.sqsBackend, w, r, r.Header.Get(ReceiveTokenHeader))
 	default:
 		f.fallback.ServeHTTP(w, r)
 	}
 }
+
+// routeSNS hands an SNS call, past its corrections, to the engine: PublishBatch,
+// which kumo lacks, to the front's own.
+func (f *Front) routeSNS(w http.ResponseWriter, r *http.Request) {
+	if classify(r).Operation == "PublishBatch" {
+		snsPublishBatch{kumo: f.kumo}.ServeHTTP(w, r)
+		return
+	}
+	f.fallback.ServeHTTP(w, r)
+}
+
+// SNSFixStats says what the SNS corrections did (package snsfix).
+func (f *Front) SNSFixStats() snsfix.Stats { return f.snsFixes.Stats() }
 
 // ReleaseReceive makes the messages of the ReceiveMessage answer recorded
 // under token (see ReceiveTokenHeader) visible again, and returns how many
@@ -310,6 +339,9 @@ func (f *Front) Conflicts() http.Handler { return f.conflicts }
 // ConflictStats says whether transaction conflicts are on and how many
 // transactions met one.
 func (f *Front) ConflictStats() ConflictStats { return f.conflicts.snapshot() }
+
+// SQSFixStats says what the SQS corrections did (package sqsfix).
+func (f *Front) SQSFixStats() sqsfix.Stats { return f.sqsFixes.Stats() }
 
 // RetryStats says how many answers were kept for SDK retries and how many
 // retries were given one.

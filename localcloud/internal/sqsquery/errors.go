@@ -154,3 +154,41 @@ func renderError(e *queryError, requestID string) []byte {
 	})
 	return buf.Bytes()
 }
+
+// QueryCode gives the Query-protocol code and fault of a JSON-protocol SQS
+// error name, as AWS's JSON endpoint names them in the x-amzn-query-error
+// header ("AWS.SimpleQueueService.NonExistentQueue;Sender"). A name that
+// is already a Query code, or has no trait, keeps its name.
+func QueryCode(jsonName string) (code, fault string) {
+	name := jsonErrorName(jsonName)
+	c, ok := queryCodes[name]
+	if !ok {
+		return name, "Sender"
+	}
+	if c.status >= 500 {
+		return c.code, "Receiver"
+	}
+	return c.code, "Sender"
+}
+
+// JSONErrorName gives the JSON-protocol error name (the model's shape name,
+// as the SDK's deserializer expects in __type) of an error an emulator
+// wrote with its Query code: AWS.SimpleQueueService.NonExistentQueue is
+// QueueDoesNotExist. Any other name is returned reduced to itself.
+func JSONErrorName(t string) string {
+	name := jsonErrorName(t)
+	if n, ok := jsonNameByQueryCode[name]; ok {
+		return n
+	}
+	return name
+}
+
+var jsonNameByQueryCode = func() map[string]string {
+	m := make(map[string]string, len(queryCodes))
+	for name, c := range queryCodes {
+		if c.code != name {
+			m[c.code] = name
+		}
+	}
+	return m
+}()

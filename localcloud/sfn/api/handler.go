@@ -70,10 +70,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), TargetPrefix)
 	op, known := h.ops[name]
-	if !ok || !known {
-		writeError(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("unknown operation %q", r.Header.Get("X-Amz-Target")))
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", err.Error())
@@ -81,6 +77,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(body) == 0 {
 		body = []byte("{}")
+	}
+	if why := refusal(name, body); ok && why != "" {
+		writeError(w, http.StatusBadRequest, CodeUnsupported, why)
+		return
+	}
+	if !ok || !known {
+		writeError(w, http.StatusBadRequest, "UnknownOperationException", fmt.Sprintf("unknown operation %q", r.Header.Get("X-Amz-Target")))
+		return
 	}
 	out, err := op(r, body)
 	if err != nil {

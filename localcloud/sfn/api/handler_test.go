@@ -188,7 +188,8 @@ func TestUnknownOperationAndMethod(t *testing.T) {
 		status         int
 		code           string
 	}{
-		{http.MethodPost, "AWSStepFunctions.CreateActivity", http.StatusBadRequest, "UnknownOperationException"},
+		{http.MethodPost, "AWSStepFunctions.NoSuchOperation", http.StatusBadRequest, "UnknownOperationException"},
+		{http.MethodPost, "AWSStepFunctions.CreateActivity", http.StatusBadRequest, "UnsupportedOperation"},
 		{http.MethodPost, "DynamoDB_20120810.GetItem", http.StatusBadRequest, "UnknownOperationException"},
 		{http.MethodGet, "AWSStepFunctions.ListStateMachines", http.StatusMethodNotAllowed, "InvalidAction"},
 		{http.MethodPost, "AWSStepFunctions.StartSyncExecution", http.StatusBadRequest, "StateMachineTypeNotSupported"},
