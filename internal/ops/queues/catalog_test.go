@@ -89,6 +89,11 @@ func TestCatalogRejectsABadClassParameter(t *testing.T) {
 	require.ErrorContains(t, err, `ConsumerMaxAgeSeconds = "five minutes"`)
 }
 
+// holdingQueues are queues no consumer reads, whose age alarm says how long
+// something has waited to be released rather than a class's allowed age:
+// owed mail parked while the mail provider is down (docs/architecture.md).
+var holdingQueues = map[string]bool{"NotificationsParkingQueue": true}
+
 // The work classes repeat what the template says in its parameters and age
 // alarms; this keeps them in step.
 func TestWorkClassesMatchTheTemplate(t *testing.T) {
@@ -125,6 +130,9 @@ func TestWorkClassesMatchTheTemplate(t *testing.T) {
 		require.Len(t, dims, 1, name)
 		require.Equal(t, "!GetAtt", dims[0].Value.Tag, name)
 		queue, _, _ := strings.Cut(dims[0].Value.Value, ".")
+		if holdingQueues[queue] {
+			continue
+		}
 		threshold := r.Properties["Threshold"]
 		require.Equal(t, "!Ref", threshold.Tag, "%s: the threshold is a class parameter", name)
 		alarmed[queue] = threshold.Value
