@@ -32,7 +32,10 @@ var (
 	// make test-adversary runs the suite with aws and its soak with heavy;
 	// the adversary decides from the run's seed.
 	adversarySoakFlag = flag.Int("club.adversary-soak", 100, "enrollments in the soak under the adversary")
-	adversaryFlag     = flag.String("club.adversary", os.Getenv("CLUB_ADVERSARY"),
+	// make test-adversary runs the mixed soak (TestSoakMixed) at 2,000;
+	// make test leaves it off.
+	mixedFlag     = flag.Int("club.mixed", 0, "enrollments in the mixed soak under heavy, with a purchase per 10 and an export per 40 (0: off)")
+	adversaryFlag = flag.String("club.adversary", os.Getenv("CLUB_ADVERSARY"),
 		"run the local cloud with this adversary (a profile, aws or heavy, or BEHAVIOUR=RATE,...; default $CLUB_ADVERSARY)")
 )
 
