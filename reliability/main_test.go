@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -50,6 +52,9 @@ const (
 	sweepAfter    = "10"
 	scheduleSpeed = 10
 )
+
+// harnessAttempts is how often the suite's own AWS client tries a call.
+const harnessAttempts = 10
 
 // consumerQueues are the queues whose visibility timeout the suite shortens.
 var consumerQueues = []string{"NotificationsQueue", "AnalyticsQueue", "RosterQueue", "ExportsQueue"}
@@ -178,6 +183,15 @@ func connect(ctx context.Context, path string) error {
 		return err
 	}
 	stack.aws = localcloud.AWSConfig(f.Endpoint)
+	// The suite's own reads and moves are not the system under test: under
+	// the heavy adversary four attempts can all be throttled or lose their
+	// answer, so the suite's client tries longer, without a retry quota.
+	stack.aws.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = harnessAttempts
+			o.RateLimiter = ratelimit.None
+		})
+	}
 	stack.sqs = sqs.NewFromConfig(stack.aws)
 	stack.db = dynamodb.NewFromConfig(stack.aws)
 	for _, q := range consumerQueues {
