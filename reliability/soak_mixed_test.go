@@ -358,7 +358,7 @@ func (m *mixedSoak) markdown() string {
 	fmt.Fprintf(&b, "| Each paid purchase charged once | %d purchases, one payment each at the provider, succeeded, the one the purchase records (the students repeated %d failed purchase requests with their key) |\n", m.charged, m.purchaseRepeats)
 	fmt.Fprintf(&b, "| Late payments refunded exactly once, on-time ones never | %d late purchases `expired → refund_pending → refunded`, one succeeded refund each; %d on-time purchases `confirmed`, no refund |\n",
 		m.refunded, len(m.onTime))
-	fmt.Fprintf(&b, "| Duplicate webhooks | the payment sandbox's `duplicate_webhooks` all run long, plus %d resends of a stored `payment.succeeded`: %d deliveries answered 2xx for %d payments |\n",
+	fmt.Fprintf(&b, "| Duplicate webhooks | the payment sandbox's `duplicate_webhooks` on for the whole run, plus %d resends of a stored `payment.succeeded`: %d deliveries answered 2xx for %d payments |\n",
 		m.resent, m.delivered, m.charged)
 	fmt.Fprintf(&b, "| Each enrollment's mail accepted once, by its key | %d keys, each accepted once, one per enrollment; the outage lasted %s, the provider refused %d sends and accepted none meanwhile |\n",
 		m.mailKeys, m.outage.Round(time.Second), m.outageRefused)
@@ -366,8 +366,12 @@ func (m *mixedSoak) markdown() string {
 		s.enrollments, s.classes)
 	fmt.Fprintf(&b, "| Every export succeeds with the right rows | %d of %d succeeded, %d rows in all, each file its class's roster exactly (the teachers repeated %d failed requests) |\n",
 		m.exportStatuses["succeeded"], m.exports, m.exportRows, m.exportRepeats)
-	fmt.Fprintf(&b, "| Nothing stuck without an owner | every purchase `confirmed` or `refunded`, every execution ended; after the exports and refunds, dead letters: %s, each with a reason, redriven; every DLQ empty |\n\n",
-		deadLetterSummary(m.lateLetters))
+	letters := "none"
+	if len(m.lateLetters) > 0 {
+		letters = deadLetterSummary(m.lateLetters) + ", each with a reason, redriven"
+	}
+	fmt.Fprintf(&b, "| Nothing stuck without an owner | every purchase `confirmed` or `refunded`, every execution ended; dead letters after the exports and refunds: %s; every DLQ empty |\n\n",
+		letters)
 	b.WriteString("The enrollments, as the soak reports them:\n\n")
 	b.WriteString(s.markdown())
 	return b.String()
