@@ -77,11 +77,11 @@ test-reliability: ## Run the fault-injection suite alone (SOAK=2000 enrollments)
 # The adversary (docs/local-cloud.md) makes the local cloud misbehave as AWS
 # is documented to: the suites with the aws profile, then the soak with
 # heavy. Each run prints its seed; SEED=N replays the suites' decisions.
-test-adversary: ## Run the e2e and reliability suites with the adversary at aws, then the soak at heavy (SOAK=2000)
+test-adversary: ## Run the e2e and reliability suites with the adversary at aws, then the soaks at heavy (SOAK=2000, MIXED=2000)
 	CLUB_ADVERSARY=aws CLUB_ENGINES=kumo $(GO) test -p $(TEST_P) -count=1 -timeout 45m $(TEST_FLAGS) ./e2e/
 	$(GO) test -count=1 -timeout 45m -v -skip '^TestSoak$$' ./reliability/ -args -club.adversary aws $${SEED:+-club.seed $$SEED}
-	$(GO) test -count=1 -timeout 45m -v -run '^TestSoak$$' ./reliability/ -args -club.adversary heavy -club.soak $${SOAK:-2000} \
-		-club.report docs/reliability.md $${SEED:+-club.seed $$SEED}
+	$(GO) test -count=1 -timeout 60m -v -run '^TestSoak(Mixed)?$$' ./reliability/ -args -club.adversary heavy -club.soak $${SOAK:-2000} \
+		-club.mixed $${MIXED:-2000} -club.report docs/reliability.md $${SEED:+-club.seed $$SEED}
 
 test-localstack: ## Run the end-to-end suite against LocalStack (needs Docker and LOCALSTACK_AUTH_TOKEN)
 	localstack/run-tests.sh

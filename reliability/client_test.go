@@ -145,12 +145,24 @@ func (e enrollment) attempts() int { return len(e.answers) + 1 }
 // with the same Idempotency-Key until it gets an answer that is not a
 // server failure (5xx) or a lost connection, for up to a minute.
 func enroll(ctx context.Context, u user, classID, key string) (enrollment, error) {
+	return repeatPost(ctx, u, "/classes/"+classID+"/enrollments", nil, key, false)
+}
+
+// repeatPost posts body with an Idempotency-Key (none if key is "") and repeats
+// the same request until an answer that is not a server failure (5xx) or a
+// lost connection, for up to a minute; with contention, a 429 is repeated
+// too, as its Retry-After invites.
+func repeatPost(ctx context.Context, u user, path string, body any, key string, contention bool) (enrollment, error) {
 	var e enrollment
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	var headers []string
+	if key != "" {
+		headers = []string{"Idempotency-Key", key}
+	}
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		r, err := do(ctx, u, http.MethodPost, "/classes/"+classID+"/enrollments", nil, "Idempotency-Key", key)
-		if err == nil && r.status < 500 {
+		r, err := do(ctx, u, http.MethodPost, path, body, headers...)
+		if err == nil && r.status < 500 && (!contention || r.status != http.StatusTooManyRequests) {
 			e.response = r
 			e.replayed = r.header.Get("Idempotent-Replayed") == "true"
 			return e, nil
@@ -162,7 +174,7 @@ func enroll(ctx context.Context, u user, classID, key string) (enrollment, error
 		}
 		select {
 		case <-ctx.Done():
-			return e, fmt.Errorf("enroll %s in %s: no answer after %d attempts (%s): %w", u.sub, classID, e.attempts()-1, strings.Join(e.answers, ", "), errors.Join(err, ctx.Err()))
+			return e, fmt.Errorf("POST %s as %s: no answer after %d attempts (%s): %w", path, u.sub, e.attempts()-1, strings.Join(e.answers, ", "), errors.Join(err, ctx.Err()))
 		case <-time.After(pause):
 		}
 	}

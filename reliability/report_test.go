@@ -22,6 +22,9 @@ const (
 	// markSoakAdversary is the soak run with the adversary on (make
 	// test-adversary), kept apart from the plain soak's block.
 	markSoakAdversary = "soak-adversary"
+	// markSoakMixed is the mixed soak (enrollments, purchases, exports and
+	// a mail outage under heavy; make test-adversary).
+	markSoakMixed = "soak-mixed"
 )
 
 func beginMark(name string) string { return "<!-- generated:" + name + " begin -->" }
@@ -39,6 +42,7 @@ type reportData struct {
 	soak       *soakResult
 	// soakAdversary is the soak with the adversary on.
 	soakAdversary *soakResult
+	mixed         *mixedSoak
 }
 
 // report gathers what the run observed; TestMain writes it with -report.
@@ -58,6 +62,12 @@ func (r *reportData) setSoak(res soakResult) {
 		return
 	}
 	r.soak = &res
+}
+
+func (r *reportData) setMixed(m *mixedSoak) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mixed = m
 }
 
 // write replaces the generated blocks of the markdown file at path with
@@ -87,6 +97,11 @@ func (r *reportData) write(path string) error {
 	}
 	if r.soakAdversary != nil {
 		if doc, err = replaceBlock(doc, markSoakAdversary, r.soakAdversary.markdown()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if r.mixed != nil {
+		if doc, err = replaceBlock(doc, markSoakMixed, r.mixed.markdown()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -151,6 +166,9 @@ func (s *soakResult) markdown() string {
 		b.WriteString("| Dead letters | none |\n")
 	} else {
 		fmt.Fprintf(&b, "| Dead letters | %s; every one with a reason; %d redriven, then applied once |\n", deadLetterSummary(s.deadLetters), s.redriven)
+	}
+	if s.parkedLeft > 0 {
+		fmt.Fprintf(&b, "| Parked mail left behind | %d in the notifications' parking queue once quiet (parked after the last release, and no later mail to release it); moved back by the mail-outage runbook's step, then sent once each |\n", s.parkedLeft)
 	}
 	fmt.Fprintf(&b, "| Left outside a DLQ | none: outbox stream consumed, every outbox row published, consumer queues empty |\n")
 	fmt.Fprintf(&b, "| Facts | %d enrollments, %d intents, one each; every counter equals its class's enrollments; every roster lists its students once; %d mails, one per enrollment, all `sent` |\n",

@@ -112,10 +112,13 @@ func awaitStatus(t *testing.T, id, want string, within time.Duration) purchaseRo
 func paidIntensive(t *testing.T, capacity, holdSeconds int) string {
 	t.Helper()
 	teacher := mustUser(t, "teacher")
-	r := call(t, teacher, http.MethodPost, "/intensives", map[string]any{
+	// Repeated on a server failure, as a client does; a create whose
+	// answer was lost leaves an intensive nobody buys.
+	r, err := repeatPost(context.Background(), teacher, "/intensives", map[string]any{
 		"title": "Reliability", "capacity": capacity,
 		"price": map[string]any{"amount_cents": 4900, "currency": "EUR"}, "hold_seconds": holdSeconds,
-	})
+	}, "", true)
+	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, r.status, string(r.raw))
 	return r.str("intensive_id")
 }
@@ -126,6 +129,9 @@ type sale struct {
 	intensiveID string
 	purchaseID  string
 	paymentID   string
+	// repeated counts the failed answers (5xx, 429, none) the client's
+	// purchase request repeated.
+	repeated int
 }
 
 // view is the purchase as its student sees it (GET /purchases/{id}).
@@ -334,10 +340,13 @@ func buySeat(intensiveID string) (sale, error) {
 		return sale{}, err
 	}
 	s := sale{student: u, intensiveID: intensiveID}
-	r, err := do(context.Background(), u, http.MethodPost, "/intensives/"+intensiveID+"/purchases", nil, "Idempotency-Key", id("key"))
+	// A client repeats a failed request with the same key (the adversary's
+	// lost answers and throttling can fail one).
+	r, err := repeatPost(context.Background(), u, "/intensives/"+intensiveID+"/purchases", nil, id("key"), true)
 	if err != nil {
 		return s, err
 	}
+	s.repeated = len(r.answers)
 	if r.status != http.StatusAccepted {
 		return s, fmt.Errorf("buy a seat of %s: %d %s", intensiveID, r.status, r.raw)
 	}
@@ -345,7 +354,7 @@ func buySeat(intensiveID string) (sale, error) {
 	for deadline := patience.Deadline(); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		v, err := do(context.Background(), u, http.MethodGet, "/purchases/"+s.purchaseID, nil)
 		if err != nil {
-			return s, err
+			continue // a lost answer: read again
 		}
 		pay, _ := v.body["payment"].(map[string]any)
 		if s.paymentID, _ = pay["payment_id"].(string); s.paymentID != "" {

@@ -80,7 +80,7 @@ func TestSoak(t *testing.T) {
 	if n <= 0 {
 		t.Skip("soak disabled (-club.soak 0)")
 	}
-	report.setSoak(runSoak(t, "soak", n))
+	report.setSoak(runSoak(t, "soak", n, nil))
 }
 
 // The soak with the adversary on (docs/local-cloud.md): AWS's documented
@@ -94,7 +94,7 @@ func TestSoakUnderTheAdversary(t *testing.T) {
 			map[string]any{"spec": "aws", "seed": stack.seed}, nil)
 		t.Cleanup(func() { control(t, http.MethodDelete, stack.file.Endpoint+"/_club/adversary", nil, nil) })
 	}
-	res := runSoak(t, "soak-adversary", *adversarySoakFlag)
+	res := runSoak(t, "soak-adversary", *adversarySoakFlag, nil)
 	for _, b := range adversaryBehaviours(res.adversary) {
 		t.Logf("adversary %s: %d", b, res.adversary.Counts[b])
 	}
@@ -103,8 +103,10 @@ func TestSoakUnderTheAdversary(t *testing.T) {
 
 // runSoak enrolls n students with every fault point armed and checks the
 // facts once the pipeline is quiet. name keeps the students and keys of
-// one soak apart from another's in the same run.
-func runSoak(t *testing.T, name string, n int) soakResult {
+// one soak apart from another's in the same run. during, if not nil, runs
+// on the test's goroutine while the clients enroll (the mixed soak's
+// purchases and mail outage); the pipeline must be quiet after it returns.
+func runSoak(t *testing.T, name string, n int, during func(t *testing.T)) soakResult {
 	quiet(t, 2*time.Minute)
 	rng := rand.New(rand.NewPCG(stack.seed, uint64(n)))
 
@@ -148,15 +150,27 @@ func runSoak(t *testing.T, name string, n int) soakResult {
 			}
 		})
 	}
-	for i := range jobs {
-		next <- i
+	go func() {
+		for i := range jobs {
+			next <- i
+		}
+		close(next)
+	}()
+	var answered time.Duration
+	allAnswered := make(chan struct{})
+	go func() {
+		wg.Wait()
+		answered = time.Since(start)
+		close(allAnswered)
+	}()
+	if during != nil {
+		during(t)
 	}
-	close(next)
-	wg.Wait()
-	answered := time.Since(start)
+	<-allAnswered
 
 	enrolled := make([][]string, len(classes))
-	res := soakResult{seed: stack.seed, enrollments: n, classes: len(classes), answered: answered}
+	res := soakResult{seed: stack.seed, enrollments: n, classes: len(classes), answered: answered,
+		classIDs: classes, teachers: teachers, enrolled: enrolled}
 	for i, e := range results {
 		require.NoError(t, errs[i], "seed %d", stack.seed)
 		require.Equal(t, http.StatusCreated, e.status, "seed %d: %s", stack.seed, e.raw)
@@ -175,6 +189,14 @@ func runSoak(t *testing.T, name string, n int) soakResult {
 	res.passes = passesByPoint(st)
 	for i, c := range consumers {
 		res.deliveries[i] = int(st.PassCount(fault.ConsumerBeforeCommit, function(t, c.function)))
+	}
+
+	// Mail parked through a mail outage whose release was cut short (an
+	// error, a lost answer) waits for the next mail an instance sees
+	// answered; none comes once the soak is done. The mail-outage runbook's
+	// move ("parked mail left behind") releases it, and the soak counts it.
+	if res.parkedLeft = releaseParked(t); res.parkedLeft > 0 {
+		quiet(t, 5*time.Minute)
 	}
 
 	// No message outside a DLQ (quiet above); every dead letter has a
@@ -215,8 +237,16 @@ type soakResult struct {
 	deliveries           [3]int
 	deadLetters          []deadLetter
 	redriven             int
+	// parkedLeft is the mail left in the notifications' parking queue once
+	// the pipeline was quiet, moved back by the runbook's step.
+	parkedLeft int
 	// adversary is what the adversary did during the run (when on).
 	adversary localcloud.AdversaryStats
+	// The soak's classes, their teachers and the students answered 201 in
+	// each, for the checks that follow a soak (the mixed soak's exports).
+	classIDs []string
+	teachers []user
+	enrolled [][]string
 }
 
 func firedByPoint(st fault.State) map[fault.Point]map[fault.Action]int {
@@ -236,6 +266,35 @@ func passesByPoint(st fault.State) map[fault.Point]int64 {
 		out[p] = st.PassCount(p, "")
 	}
 	return out
+}
+
+// releaseParked moves the mail left in the notifications' parking queue
+// back to the notifications queue, one message at a time, as the
+// mail-outage runbook's "parked mail left behind" does, until the parking
+// queue is empty (a release cut short leaves its messages invisible for
+// the queue's visibility timeout first). It returns how many it moved; a
+// message moved twice (SQS keeping a deleted copy) is sent once by its key.
+func releaseParked(t *testing.T) int {
+	t.Helper()
+	parking, queue := aws.String(stack.file.Queues["NotificationsParkingQueue"]), aws.String(stack.file.Queues["NotificationsQueue"])
+	moved := 0
+	eventually(t, 3*time.Minute, "the parking queue is empty", func() bool {
+		out, err := stack.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: parking, MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"},
+		})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			_, err := stack.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{
+				QueueUrl: queue, MessageBody: m.Body, MessageAttributes: m.MessageAttributes,
+			})
+			require.NoError(t, err)
+			_, err = stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: parking, ReceiptHandle: m.ReceiptHandle})
+			require.NoError(t, err)
+			moved++
+		}
+		return queueDepth(t, "NotificationsParkingQueue") == 0
+	})
+	return moved
 }
 
 // deadLetter is a message in a dead-letter queue.
