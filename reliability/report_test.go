@@ -167,9 +167,7 @@ func (s *soakResult) markdown() string {
 	} else {
 		fmt.Fprintf(&b, "| Dead letters | %s; every one with a reason; %d redriven, then applied once |\n", deadLetterSummary(s.deadLetters), s.redriven)
 	}
-	if s.parkedLeft > 0 {
-		fmt.Fprintf(&b, "| Parked mail left behind | %d in the notifications' parking queue once quiet (parked after the last release, and no later mail to release it); moved back by the mail-outage runbook's step, then sent once each |\n", s.parkedLeft)
-	}
+	fmt.Fprintf(&b, "| Owed mail left parked once quiet | %d |\n", s.parkedLeft)
 	fmt.Fprintf(&b, "| Left outside a DLQ | none: outbox stream consumed, every outbox row published, consumer queues empty |\n")
 	fmt.Fprintf(&b, "| Facts | %d enrollments, %d intents, one each; every counter equals its class's enrollments; every roster lists its students once; %d mails, one per enrollment, all `sent` |\n",
 		s.enrollments, s.enrollments, s.enrollments)

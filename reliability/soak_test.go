@@ -191,13 +191,12 @@ func runSoak(t *testing.T, name string, n int, during func(t *testing.T)) soakRe
 		res.deliveries[i] = int(st.PassCount(fault.ConsumerBeforeCommit, function(t, c.function)))
 	}
 
-	// Mail parked through a mail outage whose release was cut short (an
-	// error, a lost answer) waits for the next mail an instance sees
-	// answered; none comes once the soak is done. The mail-outage runbook's
-	// move ("parked mail left behind") releases it, and the soak counts it.
-	if res.parkedLeft = releaseParked(t); res.parkedLeft > 0 {
-		quiet(t, 5*time.Minute)
-	}
+	// Nothing is left parked: whatever an instance parked during a mail
+	// outage, a prober (the mail that probes for its breaker) comes back
+	// after it and releases it (docs/architecture.md, "Waiting out a mail
+	// outage"). Quiet above waited for the queues to empty.
+	res.parkedLeft = queueDepth(t, "NotificationsParkingQueue")
+	require.Zero(t, res.parkedLeft, "seed %d: owed mail left in the notifications' parking queue once quiet", stack.seed)
 
 	// No message outside a DLQ (quiet above); every dead letter has a
 	// reason. Then the operator's move: redrive, and let it settle.
@@ -238,7 +237,7 @@ type soakResult struct {
 	deadLetters          []deadLetter
 	redriven             int
 	// parkedLeft is the mail left in the notifications' parking queue once
-	// the pipeline was quiet, moved back by the runbook's step.
+	// the pipeline was quiet (the soak requires none).
 	parkedLeft int
 	// adversary is what the adversary did during the run (when on).
 	adversary localcloud.AdversaryStats
@@ -266,35 +265,6 @@ func passesByPoint(st fault.State) map[fault.Point]int64 {
 		out[p] = st.PassCount(p, "")
 	}
 	return out
-}
-
-// releaseParked moves the mail left in the notifications' parking queue
-// back to the notifications queue, one message at a time, as the
-// mail-outage runbook's "parked mail left behind" does, until the parking
-// queue is empty (a release cut short leaves its messages invisible for
-// the queue's visibility timeout first). It returns how many it moved; a
-// message moved twice (SQS keeping a deleted copy) is sent once by its key.
-func releaseParked(t *testing.T) int {
-	t.Helper()
-	parking, queue := aws.String(stack.file.Queues["NotificationsParkingQueue"]), aws.String(stack.file.Queues["NotificationsQueue"])
-	moved := 0
-	eventually(t, 3*time.Minute, "the parking queue is empty", func() bool {
-		out, err := stack.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: parking, MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"},
-		})
-		require.NoError(t, err)
-		for _, m := range out.Messages {
-			_, err := stack.sqs.SendMessage(context.Background(), &sqs.SendMessageInput{
-				QueueUrl: queue, MessageBody: m.Body, MessageAttributes: m.MessageAttributes,
-			})
-			require.NoError(t, err)
-			_, err = stack.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: parking, ReceiptHandle: m.ReceiptHandle})
-			require.NoError(t, err)
-			moved++
-		}
-		return queueDepth(t, "NotificationsParkingQueue") == 0
-	})
-	return moved
 }
 
 // deadLetter is a message in a dead-letter queue.

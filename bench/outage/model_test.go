@@ -1,8 +1,10 @@
 package outage_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -163,8 +165,9 @@ func (c *cloud) delete(url, handle string) {
 	}
 }
 
-// receive takes up to n visible messages of a queue, as ReceiveMessage.
-func (c *cloud) receive(url string, n int) []*message {
+// receive takes up to n visible messages of a queue, as ReceiveMessage,
+// invisible for the queue's visibility timeout, or vis if it is set.
+func (c *cloud) receive(url string, n int, vis time.Duration) []*message {
 	now := c.clk.Now()
 	var got []*message
 	for _, m := range c.queues[url] {
@@ -177,7 +180,7 @@ func (c *cloud) receive(url string, n int) []*message {
 		c.seq++
 		m.receives++
 		m.handle = "h-" + strconv.Itoa(c.seq)
-		m.visibleAt = now.Add(m.visibleTime)
+		m.visibleAt = now.Add(cmp.Or(vis, m.visibleTime))
 		got = append(got, m)
 	}
 	return got
@@ -188,10 +191,28 @@ func (c *cloud) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _
 	defer c.mu.Unlock()
 	c.counts.SQS++
 	out := &sqs.ReceiveMessageOutput{}
-	for _, m := range c.receive(aws.ToString(in.QueueUrl), int(max(in.MaxNumberOfMessages, 1))) {
+	vis := time.Duration(in.VisibilityTimeout) * time.Second
+	for _, m := range c.receive(aws.ToString(in.QueueUrl), int(max(in.MaxNumberOfMessages, 1)), vis) {
 		out.Messages = append(out.Messages, types.Message{MessageId: aws.String(m.id), Body: aws.String(m.body), ReceiptHandle: aws.String(m.handle), MessageAttributes: m.attrs})
 	}
 	return out, nil
+}
+
+// GetQueueAttributes answers ApproximateNumberOfMessagesNotVisible, the
+// one attribute the notifier asks of its parking queue.
+func (c *cloud) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts.SQS++
+	now, held := c.clk.Now(), 0
+	for _, m := range c.queues[aws.ToString(in.QueueUrl)] {
+		if m.receives > 0 && m.visibleAt.After(now) {
+			held++
+		}
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{
+		string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible): strconv.Itoa(held),
+	}}, nil
 }
 
 // poll is the event source mapping's receive for one invocation: a batch
@@ -201,7 +222,7 @@ func (c *cloud) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _
 func (c *cloud) poll() []lambdaevents.SQSMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	msgs := c.receive(mainURL, batchSize)
+	msgs := c.receive(mainURL, batchSize, 0)
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -342,13 +363,17 @@ type world struct {
 	instances    []*instance
 	providerFree time.Time
 	enrollments  map[string]string // idempotency key → enrollment id
+	// rng orders the free instances for each round of polls: Lambda hands
+	// a batch to any free instance, never the one whose breaker sent a
+	// message back (seeded: a run repeats).
+	rng *rand.Rand
 }
 
 // newWorld builds the notifier the new way (parked) or the old.
-func newWorld(t testing.TB, parked bool, mails int) *world {
+func newWorld(t testing.TB, parked bool, mails int, seed uint64) *world {
 	t.Helper()
 	clk := clock.NewFake(start)
-	w := &world{clk: clk, cloud: &cloud{clk: clk, queues: map[string][]*message{}}, store: memstore.NewWithClock(clk.Now), enrollments: map[string]string{}}
+	w := &world{clk: clk, cloud: &cloud{clk: clk, queues: map[string][]*message{}}, store: memstore.NewWithClock(clk.Now), enrollments: map[string]string{}, rng: rand.New(rand.NewPCG(seed, 2))}
 	w.sandbox = mailsandbox.New(mailsandbox.Options{Clock: clk, RatePerSecond: 1e9, Seed: 1}) // the rate is modelled (invoke)
 	hs := httptest.NewServer(w.sandbox)
 	t.Cleanup(hs.Close)
@@ -464,7 +489,8 @@ func (w *world) run(until time.Time, done func() bool) {
 	for {
 		now := w.clk.Now()
 		progressed := false
-		for _, in := range w.instances {
+		for _, i := range w.rng.Perm(len(w.instances)) {
+			in := w.instances[i]
 			if in.busyUntil.After(now) {
 				continue
 			}
@@ -558,14 +584,21 @@ const warmup = 2 * time.Minute
 // the recovery.
 func simulate(t testing.TB, parked bool, mails int, outage time.Duration) Result {
 	t.Helper()
-	w := newWorld(t, parked, mails)
+	return simulateSeeded(t, parked, mails, outage, 1)
+}
+
+// simulateSeeded is simulate with the seed of the order in which free
+// instances take batches.
+func simulateSeeded(t testing.TB, parked bool, mails int, outage time.Duration, seed uint64) Result {
+	t.Helper()
+	w := newWorld(t, parked, mails, seed)
 	require.NoError(t, w.sandbox.SetFaults(mailsandbox.Faults{Mode: mailsandbox.FaultError, Rate: 1}, nil))
 	w.run(start.Add(warmup), nil)
 	before, callsBefore := w.cloud.snapshot(), len(w.provider.calls)
 	w.run(start.Add(warmup+outage), nil)
 	res := Result{Way: "old: back with the backoff", Mails: mails, Outage: outage, Warmup: before, During: w.cloud.snapshot().minus(before), Parked: w.cloud.depth(parkingURL)}
 	if parked {
-		res.Way = "new: parked, released by the probe"
+		res.Way = "new: parked, released by the probers"
 	}
 	res.Provider = len(w.provider.calls) - callsBefore
 	perKey, _ := w.sent()

@@ -36,11 +36,12 @@ var ErrCircuitOpen = errors.New("mail provider circuit open")
 // If such a call was the probe, the next send may probe at once, so a panic
 // or a cancelled probe never leaves the breaker refusing every send.
 //
-// What the pending mail does meanwhile is the handler's business: with a
-// parking queue, a mail the breaker refuses waits there for free, the
-// failure that opened the breaker and each failed probe come back when the
-// next probe is due (NextProbeIn), so that a mail keeps probing, and the
-// breaker's closing says when to release the parked mail (TakeRelease).
+// What the pending mail does meanwhile is the handler's business (see
+// Handler): with a parking queue, a mail the breaker refuses waits there
+// for free; the mail whose failure opened the breaker, each failed probe's
+// and a refused mail that already probes come back when the next probe is
+// due (NextProbeIn), so that mail keeps probing; and the breaker's closing
+// says when to release the parked mail (TakeRelease).
 // A caller that must not spend anything on a mail the breaker would refuse
 // asks first (Admit) and sends with the pass it gets.
 //
@@ -167,8 +168,11 @@ type stillDownError struct {
 func (e *stillDownError) Error() string { return e.err.Error() }
 func (e *stillDownError) Unwrap() error { return e.err }
 
-// NextProbeIn reports, for an error of Send that opened the breaker or was
-// a failed probe, how long until the breaker lets the next probe go.
+// NextProbeIn reports, for an error of Send or Admit after which the
+// breaker is open and which decided or met it — a refusal (ErrCircuitOpen),
+// the failure that opened it, a failed probe, or a probe that said nothing
+// (0: the next probe may go at once) — how long until the breaker lets the
+// next probe go.
 func NextProbeIn(err error) (time.Duration, bool) {
 	if e, ok := errors.AsType[*stillDownError](err); ok {
 		return e.wait, true
@@ -178,7 +182,7 @@ func NextProbeIn(err error) (time.Duration, bool) {
 
 // TakeRelease reports whether mail parked while a breaker was open should
 // be released now, and clears it; the caller releases it, and calls
-// ReleaseFailed if it could not finish. It is due when this breaker closes
+// ReleaseDue if it could not finish. It is due when this breaker closes
 // after being open, and otherwise after a call the provider answered, at
 // most once per ReleaseEvery: the first answer an instance sees, and one a
 // minute after, so mail parked by an instance that was recycled, or whose
@@ -193,8 +197,9 @@ func (b *Breaker) TakeRelease() bool {
 	return due
 }
 
-// ReleaseFailed marks the release as due again.
-func (b *Breaker) ReleaseFailed() {
+// ReleaseDue marks a release as due: one was cut short, or a mail that
+// probes for parked mail was sent (see Handler).
+func (b *Breaker) ReleaseDue() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.releaseDue = true
@@ -238,8 +243,12 @@ func (b *Breaker) admit() (probe bool, err error) {
 	now := b.now()
 	if b.probing || now.Before(b.nextOpen) {
 		b.blocked++
-		return false, fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
-			ErrCircuitOpen, b.openedAt.UTC().Format(time.RFC3339), b.nextOpen.UTC().Format(time.RFC3339), b.lastErr, mail.ErrUnavailable)
+		wait := b.nextOpen.Sub(now)
+		if b.probing || wait <= 0 {
+			wait = b.interval() // the probe in flight decides; the next one is an interval after it
+		}
+		return false, &stillDownError{wait: wait, err: fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
+			ErrCircuitOpen, b.openedAt.UTC().Format(time.RFC3339), b.nextOpen.UTC().Format(time.RFC3339), b.lastErr, mail.ErrUnavailable)}
 	}
 	b.probing = true
 	b.calls++
@@ -258,7 +267,9 @@ func (b *Breaker) settle(probe bool, v verdict, err error) (wait time.Duration, 
 	}
 	switch v {
 	case silent:
-		return 0, false
+		// A probe that says nothing leaves the breaker open and the next
+		// probe due at once: its mail is still the one to try again.
+		return 0, probe && b.open
 	case up:
 		if b.open || b.released.IsZero() || b.now().Sub(b.released) >= b.releaseEvery() {
 			b.releaseDue = true

@@ -350,8 +350,9 @@ func TestBreakerPassIsTheSendsLeave(t *testing.T) {
 }
 
 // TestBreakerSaysWhenToProbeAndWhenToRelease: the failure that opens the
-// breaker and a failed probe say when the next probe is due (the mail that
-// will be it); other failures do not. Parked mail is due for release when
+// breaker, a failed probe and a refusal say when the next probe is due
+// (the mail that will be it); other failures do not. A probe that says
+// nothing leaves the next probe due at once. Parked mail is due for release when
 // the breaker closes, on the first answer an instance sees, and once per
 // ReleaseEvery while the provider answers; never while it is down.
 func TestBreakerSaysWhenToProbeAndWhenToRelease(t *testing.T) {
@@ -373,13 +374,24 @@ func TestBreakerSaysWhenToProbeAndWhenToRelease(t *testing.T) {
 	wait, ok := NextProbeIn(err)
 	require.True(t, ok, "a failed probe")
 	require.Equal(t, 5*time.Second, wait)
+	clk.Advance(2 * time.Second)
 	_, err = b.Send(context.Background(), "refused", message(0))
-	_, ok = NextProbeIn(err)
-	require.False(t, ok, "a refusal is not a probe")
+	require.ErrorIs(t, err, ErrCircuitOpen)
+	wait, ok = NextProbeIn(err)
+	require.True(t, ok, "a refusal says when the next probe may go")
+	require.Equal(t, 3*time.Second, wait, "the rest of the interval")
 	require.False(t, b.TakeRelease())
 
+	clk.Advance(3 * time.Second)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = b.Send(cancelled, "cancelled probe", message(0))
+	wait, ok = NextProbeIn(err)
+	require.True(t, ok, "a probe that said nothing")
+	require.Zero(t, wait, "the next probe may go at once")
+	require.True(t, b.Stats().Open, "still open")
+
 	p.set(func(p *provider) { p.down = false })
-	clk.Advance(5 * time.Second)
 	_, err = b.Send(context.Background(), "probe", message(0))
 	require.NoError(t, err)
 	require.True(t, b.TakeRelease(), "the breaker closed")
@@ -387,7 +399,7 @@ func TestBreakerSaysWhenToProbeAndWhenToRelease(t *testing.T) {
 	_, err = b.Send(context.Background(), "next", message(0))
 	require.NoError(t, err)
 	require.False(t, b.TakeRelease(), "not again within ReleaseEvery")
-	b.ReleaseFailed()
+	b.ReleaseDue()
 	require.True(t, b.TakeRelease(), "a release cut short is due again")
 	clk.Advance(time.Minute)
 	_, err = b.Send(context.Background(), "later", message(0))

@@ -37,10 +37,12 @@
 //     MAIL_PROBE_INTERVAL. A mail it refuses costs no write and no attempt
 //     (attempts count calls to the provider) and waits in the parking
 //     queue (PARKING_QUEUE_URL) instead of coming back every few seconds;
-//     the mail that opened the breaker, and each failed probe's, comes back
-//     when the next probe is due. When a probe succeeds, its batch moves
-//     the parked mail back to the queue, so it all goes out within seconds
-//     of the recovery (docs/architecture.md, "Waiting out a mail outage").
+//     the mail that opened the breaker, and each failed probe's, becomes a
+//     prober (attribute "prober"): it comes back when the next probe is
+//     due and is never parked. When a probe succeeds, or a prober is sent
+//     on any instance, the batch moves the parked mail back to the queue,
+//     so it all goes out within seconds of the recovery
+//     (docs/architecture.md, "Waiting out a mail outage").
 //     Without a parking queue, refused mail is retried with its backoff.
 //   - Ordering and concurrency: the messages of a batch are independent and
 //     handled concurrently; nothing depends on their order.

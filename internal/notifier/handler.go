@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
@@ -35,12 +36,22 @@ const batchConcurrency = 10
 // With a parking queue (sqsconsumer.Config.ParkingURL) and the Notifier's
 // Breaker, owed mail waits out a provider outage almost for free: a mail
 // the open breaker refuses is parked, with no write and no attempt, and
-// stays there; the mail whose failure opened the breaker, and each failed
-// probe's, comes back when the next probe is due, so one mail keeps
-// probing for the instance. When a probe (or any send) succeeds and the
-// breaker closes, the batch that closed it releases the parked mail back
-// to the queue before it returns (docs/architecture.md, "Waiting out a
-// mail outage").
+// stays there. The mail whose failure opened the breaker, and each failed
+// probe's, becomes a prober: its copies carry the attribute AttrProber, it
+// comes back when its breaker's next probe is due, and it is never parked
+// (a breaker that refuses it sends it back for its own next probe). When a
+// send succeeds and a breaker closes, or a prober is sent on any instance,
+// the batch releases the parked mail back to the queue before it returns
+// (docs/architecture.md, "Waiting out a mail outage").
+//
+// Breakers live in instances, and a message comes back to any instance, so
+// the prober carries the promise: an instance parks a mail only while its
+// breaker is open, which a prober's failure decided, and that prober comes
+// back after the parking, is sent when the provider answers, and its
+// sending releases what was parked. A message delivered again by SQS
+// (ApproximateReceiveCount above 1: its retry's copy could not be sent, or
+// a delivery was repeated) is a prober too, as it cannot carry the
+// attribute.
 type Handler struct {
 	consumer *sqsconsumer.Consumer
 	notifier *Notifier
@@ -88,6 +99,7 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 		addresses = b.ForBatch(ctx, students)
 	}
 	var s samples // the batch's metrics: one line for all its messages
+	var proberDone atomic.Bool
 	resp := h.consumer.Process(ctx, ev, func(ctx context.Context, m sqsconsumer.Message) error {
 		d := decoded[m.ID]
 		if d.err != nil {
@@ -96,9 +108,19 @@ func (h *Handler) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdae
 		if m.Attribute(sqsconsumer.AttrEventID) == "" {
 			ctx = obs.WithAttrs(ctx, obs.EventID(d.env.EventID))
 		}
-		return h.toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses, &s))
+		prober := h.parking && (m.Attribute(AttrProber) != "" || m.ReceiveCount > 1)
+		err := h.toConsumer(h.notifier.notify(ctx, d.env, m.LastAttempt, addresses, &s), prober)
+		if prober && sqsconsumer.Classify(err).Action != sqsconsumer.Retry {
+			proberDone.Store(true)
+		}
+		return err
 	})
 	h.notifier.emit(ctx, &s)
+	if proberDone.Load() {
+		// Parked mail may wait on this prober, whichever instance parked
+		// it: sent (or settled for good), it hands the wait on.
+		h.notifier.breaker.ReleaseDue()
+	}
 	h.release(ctx)
 	return resp, nil
 }
@@ -119,7 +141,7 @@ func (h *Handler) release(ctx context.Context) {
 	}
 	moved, err := h.consumer.Release(ctx)
 	if err != nil {
-		h.notifier.breaker.ReleaseFailed()
+		h.notifier.breaker.ReleaseDue()
 		h.log.WarnContext(ctx, "could not release all parked mail; the next invocation continues", slog.Int("released", moved), obs.Err(err))
 		return
 	}
@@ -136,18 +158,30 @@ type decodedEvent struct {
 // deadline: a batch of ten moved back takes three requests.
 const releaseMargin = 2 * time.Second
 
+// AttrProber is the message attribute of a mail that probes for parked
+// mail (see Handler).
+const AttrProber = "prober"
+
 // toConsumer maps the notifier's permanent causes, the provider's
 // Retry-After and, with parking, the breaker's answers to the consumer's
 // classification; the rest (events sentinels, transient errors) the
-// consumer classifies itself.
-func (h *Handler) toConsumer(err error) error {
-	if h.parking && err != nil {
-		if errors.Is(err, ErrCircuitOpen) {
+// consumer classifies itself. prober says whether the message is a prober
+// (see Handler).
+func (h *Handler) toConsumer(err error, prober bool) error {
+	if !h.parking || err == nil {
+		return toConsumer(err)
+	}
+	if wait, ok := NextProbeIn(err); ok {
+		if errors.Is(err, ErrCircuitOpen) && !prober {
 			return sqsconsumer.Park(err)
 		}
-		if d, ok := NextProbeIn(err); ok {
-			return sqsconsumer.RetryAfter(d, err)
-		}
+		// The breaker decided on this mail (it opened, or its probe
+		// failed), or refused a prober: it probes when the next probe of
+		// that breaker is due.
+		return sqsconsumer.Tag(sqsconsumer.RetryAfter(wait, err), AttrProber, "true")
+	}
+	if prober {
+		return sqsconsumer.Tag(toConsumer(err), AttrProber, "true")
 	}
 	return toConsumer(err)
 }

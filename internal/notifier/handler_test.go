@@ -8,6 +8,8 @@ import (
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clubdev/club/events"
@@ -529,5 +531,137 @@ func TestRefusedMailIsParkedWithoutAWrite(t *testing.T) {
 	n := f.notification(t, b)
 	require.Equal(t, enrollment.NotificationPending, n.Status())
 	require.Zero(t, n.Attempts(), "refused before any call: not an attempt, and no write")
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// queued receives what waits in the notifications queue (retries' copies,
+// released mail) and returns it by event id, as the queue would deliver
+// each, beside the copy that was sent.
+func (f *fixture) queued(t *testing.T) map[string]queuedMail {
+	t.Helper()
+	waiting := f.sqs.Waiting(queueURL)
+	out := map[string]queuedMail{}
+	for _, c := range waiting {
+		out[c.Attributes["event_id"]] = queuedMail{copy: c, record: f.redelivery(c)}
+	}
+	for received := 0; received < len(waiting); {
+		got, err := f.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL), MaxNumberOfMessages: 10})
+		require.NoError(t, err)
+		require.NotEmpty(t, got.Messages)
+		received += len(got.Messages)
+	}
+	return out
+}
+
+// twoInstances sets up two instances of the notifier with a parking queue,
+// each with its own breaker (threshold 1, a probe every 5 s) on clk.
+func twoInstances(t *testing.T) (f *fixture, clk *clock.Fake, a, b *Handler) {
+	t.Helper()
+	clk = clock.NewFake(enrolledAt)
+	breaker := func() *Breaker { return &Breaker{Threshold: 1, ProbeInterval: 5 * time.Second, Now: clk.Now} }
+	f = setup(t, options{budget: time.Hour, breaker: breaker()})
+	return f, clk, f.handler, f.instance(t, breaker())
+}
+
+type queuedMail struct {
+	copy   sqsconsumertest.Copy
+	record lambdaevents.SQSMessage
+}
+
+// TestParkedMailIsReleasedWhicheverInstanceItsProberReaches: two instances,
+// each with its own breaker. Each parks what its open breaker refuses; the
+// mail whose failure opened a breaker probes for it (AttrProber), and
+// comes back to whichever instance the queue hands it. Parked mail is
+// released when a breaker closes, and also when a prober is sent on an
+// instance whose breaker was never open or has released already: an
+// instance whose breaker is still open may have parked mail after the last
+// release, and no other mail may come to wake it.
+func TestParkedMailIsReleasedWhicheverInstanceItsProberReaches(t *testing.T) {
+	t.Parallel()
+	f, clk, instanceA, instanceB := twoInstances(t)
+	a, b, c := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com"), f.enrollStudent(t, "linus@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	// The outage: a opens A's breaker; a second later b opens B's; c comes
+	// to A, whose next probe is four seconds away, and is parked.
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, f.delivery(a.body, 1))))
+	clk.Advance(time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, f.delivery(b.body, 1))))
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, f.delivery(c.body, 1))))
+	require.Len(t, f.sqs.Waiting(parkingURL), 1, "c parked")
+	require.Empty(t, f.sqs.Waiting(parkingURL)[0].Attributes[AttrProber], "a parked mail does not probe")
+	probers := f.queued(t)
+	require.Len(t, probers, 2)
+	for _, s := range []student{a, b} {
+		p := probers[s.event.EventID]
+		require.Equal(t, "true", p.copy.Attributes[AttrProber], "the mail that opened a breaker probes for it")
+		require.GreaterOrEqual(t, p.copy.Delay, 5*time.Second, "back when its breaker's next probe is due")
+		require.LessOrEqual(t, p.copy.Delay, 6*time.Second, "with at most a second of jitter")
+	}
+
+	// The provider answers again. a's probe reaches A when it is due: A
+	// closes and releases c, which the queue hands to B, whose breaker is
+	// still open with its probe a second away: c is parked again.
+	f.faults(t, mailsandbox.FaultNone)
+	clk.Advance(4 * time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, probers[a.event.EventID].record)))
+	require.Empty(t, f.sqs.Waiting(parkingURL), "A's breaker closed: the parked mail released")
+	released := f.queued(t)
+	require.Contains(t, released, c.event.EventID)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, released[c.event.EventID].record)))
+	require.Len(t, f.sqs.Waiting(parkingURL), 1, "B's open breaker parked c again")
+
+	// B's prober comes back to A, whose breaker closed a second ago. Sent,
+	// it releases c: nothing else would, as no other mail comes.
+	clk.Advance(time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, probers[b.event.EventID].record)))
+	require.Empty(t, f.sqs.Waiting(parkingURL), "a prober sent anywhere releases the parked mail")
+	released = f.queued(t)
+	require.Contains(t, released, c.event.EventID)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, released[c.event.EventID].record)))
+
+	for _, want := range []struct {
+		s        student
+		attempts int
+	}{{a, 2}, {b, 2}, {c, 1}} {
+		s, attempts := want.s, want.attempts
+		require.Len(t, f.sandbox.Messages(s.email), 1, "%s: exactly once", s.email)
+		n := f.notification(t, s)
+		require.Equal(t, enrollment.NotificationSent, n.Status(), s.email)
+		require.Equal(t, attempts, n.Attempts(), "%s: attempts are calls to the provider", s.email)
+	}
+	require.Empty(t, f.sqs.Waiting(parkingURL))
+	require.Empty(t, f.sqs.DeadLetters())
+}
+
+// TestProbersAreNeverParked: a prober that reaches an instance whose open
+// breaker is not due for a probe comes back when that breaker's probe is
+// due, probing still, and is not parked; nor is a message SQS delivered
+// again (it cannot carry the attribute), which probes from then on.
+func TestProbersAreNeverParked(t *testing.T) {
+	t.Parallel()
+	f, clk, instanceA, instanceB := twoInstances(t)
+	a, b, c := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com"), f.enrollStudent(t, "linus@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, f.delivery(a.body, 1))))
+	clk.Advance(3 * time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, f.delivery(b.body, 1))))
+	probers := f.queued(t)
+	clk.Advance(2 * time.Second)
+	// a's probe is due at A; it reaches B, whose probe is 3 s away.
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, probers[a.event.EventID].record)))
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, f.delivery(c.body, 2))))
+	require.Empty(t, f.sqs.Waiting(parkingURL), "nothing parked")
+	back := f.queued(t)
+	for _, s := range []student{a, c} {
+		q, ok := back[s.event.EventID]
+		require.True(t, ok, "%s back in the queue", s.email)
+		require.Equal(t, "true", q.copy.Attributes[AttrProber], "%s probes", s.email)
+		require.GreaterOrEqual(t, q.copy.Delay, 3*time.Second, "%s: back when B's probe is due", s.email)
+		require.LessOrEqual(t, q.copy.Delay, 4*time.Second, "%s: with at most a second of jitter", s.email)
+	}
+	require.Equal(t, 1, f.notification(t, a).Attempts(), "a refusal is not an attempt")
+	require.Zero(t, f.notification(t, c).Attempts())
 	require.Empty(t, f.sqs.DeadLetters())
 }

@@ -86,7 +86,10 @@ type fixture struct {
 	class   class.Class
 	logs    *syncBuffer
 	metrics *syncBuffer
-	seq     atomic.Int64
+	// instance wires another instance of the notifier (with its own
+	// breaker, nil for none) over the same store, provider and queues.
+	instance func(t *testing.T, breaker *Breaker) *Handler
+	seq      atomic.Int64
 	// profileReads counts the notifier's profile reads: one per Get, one
 	// per GetMany.
 	profileReads atomic.Int64
@@ -119,8 +122,12 @@ type options struct {
 	breaker *Breaker
 }
 
-// parkingURL is the parking queue of the handlers set up with a breaker.
-const parkingURL = "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-parking"
+// The notifications queue, and the parking queue of the handlers set up
+// with a breaker.
+const (
+	queueURL   = "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications"
+	parkingURL = queueURL + "-parking"
+)
 
 func setup(t *testing.T, opts options) *fixture {
 	t.Helper()
@@ -149,33 +156,38 @@ func setup(t *testing.T, opts options) *fixture {
 	mailer, err := mail.New(mail.Config{BaseURL: hs.URL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
 	logger := obs.NewLogger(f.logs, obs.Options{Level: slog.LevelDebug, Function: FunctionName})
-	var m Mailer = mailer
-	var parking string
-	if opts.breaker != nil {
-		opts.breaker.Next, m, parking = mailer, opts.breaker, parkingURL
+	f.instance = func(t *testing.T, breaker *Breaker) *Handler {
+		t.Helper()
+		var m Mailer = mailer
+		var parking string
+		if breaker != nil {
+			breaker.Next, m, parking = mailer, breaker, parkingURL
+		}
+		n, err := NewNotifier(NotifierDeps{
+			Store:     f.store.Enrollments,
+			Addresses: Addresses{Policy: opts.policy, Profiles: &countingProfiles{ProfileReader: f.store.Profiles, f: f}},
+			Mailer:    m,
+			Breaker:   breaker,
+			Logger:    logger,
+			Metrics:   f.metrics,
+			Now:       func() time.Time { return enrolledAt.Add(latency) },
+		})
+		require.NoError(t, err)
+		h, err := NewHandler(sqsconsumer.Config{
+			QueueURL: queueURL,
+			DLQURL:   "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-dlq",
+			// The handler's other settings are main's; these two keep the
+			// test's output quiet and its clock fixed.
+			MaxReceiveCount: maxReceiveCount,
+			Metrics:         f.metrics,
+			RetryBudget:     opts.budget,
+			ParkingURL:      parking,
+			Now:             func() time.Time { return enrolledAt.Add(latency) },
+		}, f.sqs, n, logger)
+		require.NoError(t, err)
+		return h
 	}
-	n, err := NewNotifier(NotifierDeps{
-		Store:     f.store.Enrollments,
-		Addresses: Addresses{Policy: opts.policy, Profiles: &countingProfiles{ProfileReader: f.store.Profiles, f: f}},
-		Mailer:    m,
-		Breaker:   opts.breaker,
-		Logger:    logger,
-		Metrics:   f.metrics,
-		Now:       func() time.Time { return enrolledAt.Add(latency) },
-	})
-	require.NoError(t, err)
-	f.handler, err = NewHandler(sqsconsumer.Config{
-		QueueURL: "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications",
-		DLQURL:   "https://sqs.us-east-1.amazonaws.com/000000000000/club-notifications-dlq",
-		// The handler's other settings are main's; these two keep the
-		// test's output quiet and its clock fixed.
-		MaxReceiveCount: maxReceiveCount,
-		Metrics:         f.metrics,
-		RetryBudget:     opts.budget,
-		ParkingURL:      parking,
-		Now:             func() time.Time { return enrolledAt.Add(latency) },
-	}, f.sqs, n, logger)
-	require.NoError(t, err)
+	f.handler = f.instance(t, opts.breaker)
 	return f
 }
 
@@ -243,7 +255,13 @@ func (f *fixture) redelivery(c sqsconsumertest.Copy) lambdaevents.SQSMessage {
 // deliver invokes the handler with one batch.
 func (f *fixture) deliver(t *testing.T, records ...lambdaevents.SQSMessage) lambdaevents.SQSEventResponse {
 	t.Helper()
-	resp, err := f.handler.Handle(context.Background(), sqsconsumertest.Event(records...))
+	return f.deliverTo(t, f.handler, records...)
+}
+
+// deliverTo invokes an instance (see fixture.instance) with one batch.
+func (f *fixture) deliverTo(t *testing.T, h *Handler, records ...lambdaevents.SQSMessage) lambdaevents.SQSEventResponse {
+	t.Helper()
+	resp, err := h.Handle(context.Background(), sqsconsumertest.Event(records...))
 	require.NoError(t, err)
 	return resp
 }

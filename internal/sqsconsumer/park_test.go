@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,12 +34,15 @@ func TestParkedMessagesWaitUntilReleased(t *testing.T) {
 		send(t, f.url, envelope(events.NewID(), 1), map[string]string{"type": "enrollment.created", "event_id": fmt.Sprintf("e-%d", i)})
 	}
 
+	var mu sync.Mutex // the batch's messages are handled concurrently
 	deadlines := map[string]time.Time{}
 	for parked := 0; parked < n; {
 		msgs := receive(t, f.url, 1, patience.Wait())
 		require.NotEmpty(t, msgs)
 		ev := lambdaEvent(msgs)
 		resp := f.consumer.Process(ctx, ev, func(_ context.Context, m sqsconsumer.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
 			deadlines[m.Attribute(sqsconsumer.AttrEventID)] = m.Deadline
 			return sqsconsumer.Park(errors.New("provider down"))
 		})
@@ -67,6 +71,8 @@ func TestParkedMessagesWaitUntilReleased(t *testing.T) {
 	ev := lambdaEvent(back)
 	var attempts []int
 	resp := f.consumer.Process(ctx, ev, func(_ context.Context, m sqsconsumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
 		attempts = append(attempts, m.Attempt)
 		return nil
 	})
@@ -112,4 +118,72 @@ func TestParkWithoutParkingQueueRetries(t *testing.T) {
 
 	_, err := sqsconsumer.New(sqsconsumer.Config{Name: "n", QueueURL: "q", DLQURL: "d", ParkingURL: "p"}, fake, nil)
 	require.ErrorContains(t, err, "ParkingURL needs RetryBudget")
+}
+
+// TestReleaseFindsParkedMessagesInFlight, on real queues: a receive of the
+// parking queue whose answer was lost (the messages are received, and
+// nobody holds them) leaves them invisible for a while. Release does not
+// take the empty answers it gets meanwhile for an empty parking queue: it
+// sees them in flight and waits for them, and moves every one back.
+func TestReleaseFindsParkedMessagesInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	parking, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("q-%d-parking", queueSeq.Add(1)))})
+	require.NoError(t, err)
+	parkingURL := aws.ToString(parking.QueueUrl)
+	f := setup(t, sqsconsumer.Config{RetryBudget: time.Hour, ParkingURL: parkingURL}, 60*time.Second, 2)
+	const n = 3
+	for i := range n {
+		send(t, parkingURL, envelope(events.NewID(), 1), map[string]string{"type": "enrollment.created", "event_id": fmt.Sprintf("e-%d", i)})
+	}
+	lost, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(parkingURL), MaxNumberOfMessages: n, VisibilityTimeout: 2})
+	require.NoError(t, err)
+	require.NotEmpty(t, lost.Messages, "the receive whose answer is lost")
+
+	moved, err := f.consumer.Release(ctx)
+	require.NoError(t, err)
+	require.Equal(t, n, moved, "the messages in flight too")
+	require.Len(t, receive(t, f.url, n, patience.Wait()), n, "every parked message is back")
+	require.Empty(t, receive(t, parkingURL, 1, 0))
+}
+
+// TestTagTravelsWithTheMessage: a tag (Tag) is an attribute of the retry's
+// copy, and of a parked copy; later copies keep it, whatever their own
+// failure; it does not change the classification.
+func TestTagTravelsWithTheMessage(t *testing.T) {
+	t.Parallel()
+	tagged := sqsconsumer.Tag(sqsconsumer.RetryAfter(2*time.Second, errors.New("down")), "prober", "true")
+	require.Equal(t, sqsconsumer.Classify(sqsconsumer.RetryAfter(2*time.Second, errors.New("down"))), sqsconsumer.Classify(tagged))
+	require.Equal(t, sqsconsumer.Verdict{Action: sqsconsumer.DeadLetter, Code: "bad"}, sqsconsumer.Classify(sqsconsumer.Tag(sqsconsumer.Permanent("bad", nil), "prober", "true")))
+	require.NoError(t, sqsconsumer.Tag(nil, "prober", "true"))
+
+	parking := "http://sqs.local/000000000000/q-parking"
+	c, fake := newUnit(t, sqsconsumer.Config{Jitter: noJitter, RetryBudget: time.Hour, ParkingURL: parking})
+	resp := c.Process(context.Background(), sqsconsumertest.Event(record("m", 1, "")), func(context.Context, sqsconsumer.Message) error {
+		return tagged
+	})
+	require.Empty(t, sqsconsumertest.FailedIDs(resp))
+	require.Len(t, fake.Copies(), 1)
+	first := fake.Copies()[0]
+	require.Equal(t, "true", first.Attributes["prober"])
+	require.Equal(t, 2*time.Second, first.Delay)
+
+	again := sqsconsumertest.Record("m2", first.Body, 1, time.Now(), first.Attributes)
+	var seen string
+	resp = c.Process(context.Background(), sqsconsumertest.Event(again), func(_ context.Context, m sqsconsumer.Message) error {
+		seen = m.Attribute("prober")
+		return errors.New("down again")
+	})
+	require.Empty(t, sqsconsumertest.FailedIDs(resp))
+	require.Equal(t, "true", seen, "the handler sees the tag")
+	require.Len(t, fake.Copies(), 2)
+	require.Equal(t, "true", fake.Copies()[1].Attributes["prober"], "kept on the next copy")
+	require.Equal(t, "2", fake.Copies()[1].Attributes["retry_attempt"])
+
+	resp = c.Process(context.Background(), sqsconsumertest.Event(record("m3", 1, "")), func(context.Context, sqsconsumer.Message) error {
+		return sqsconsumer.Tag(sqsconsumer.Park(errors.New("down")), "prober", "parked")
+	})
+	require.Empty(t, sqsconsumertest.FailedIDs(resp))
+	require.Equal(t, parking, fake.Copies()[2].QueueURL)
+	require.Equal(t, "parked", fake.Copies()[2].Attributes["prober"])
 }

@@ -20,7 +20,7 @@ import (
 func (c *Consumer) toRetry(ctx context.Context, r events.SQSMessage, m Message, v Verdict, err error) outcome {
 	if c.cfg.RetryBudget > 0 {
 		d := c.retryDelay(m, v)
-		sendErr := c.requeue(ctx, r, m, d)
+		sendErr := c.requeue(ctx, r, m, d, err)
 		if sendErr == nil {
 			c.log.WarnContext(ctx, "message will be retried",
 				obs.Err(err), slog.Int("attempt", m.Attempt), slog.Duration("retry_in", d), slog.Time("retry_deadline", m.Deadline))
@@ -38,17 +38,17 @@ func (c *Consumer) toRetry(ctx context.Context, r events.SQSMessage, m Message, 
 
 // requeue sends the copy of a message that carries its retry (see
 // Config.RetryBudget): the same body and attributes, the deadline and the
-// deliveries so far, visible after d.
-func (c *Consumer) requeue(ctx context.Context, r events.SQSMessage, m Message, d time.Duration) error {
-	attrs := retryAttributes(r, m)
-	_, err := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{
+// deliveries so far, the tag err asks for (Tag), visible after d.
+func (c *Consumer) requeue(ctx context.Context, r events.SQSMessage, m Message, d time.Duration, err error) error {
+	attrs := retryAttributes(r, m, err)
+	_, sendErr := c.sqs.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:          aws.String(c.cfg.QueueURL),
 		MessageBody:       aws.String(r.Body),
 		MessageAttributes: attrs,
 		DelaySeconds:      int32(min(wholeSeconds(d), int64(maxDelay/time.Second))),
 	})
-	if err != nil {
-		return fmt.Errorf("send the retry of message %s: %w", m.ID, err)
+	if sendErr != nil {
+		return fmt.Errorf("send the retry of message %s: %w", m.ID, sendErr)
 	}
 	return nil
 }

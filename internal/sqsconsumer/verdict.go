@@ -107,6 +107,31 @@ func RetryAfter(d time.Duration, err error) error {
 	return &RetryAfterError{Delay: d, Err: err}
 }
 
+// TaggedError is a failure whose message's next copy carries an
+// attribute; see Tag.
+type TaggedError struct {
+	Name, Value string
+	Err         error
+}
+
+func (e *TaggedError) Error() string { return e.Err.Error() }
+func (e *TaggedError) Unwrap() error { return e.Err }
+
+// Tag asks for the copy that carries a retry of the message (with
+// Config.RetryBudget), or its parked copy (Park), to carry the string
+// attribute name=value, beside the retry's own attributes. Like any
+// attribute of a message, the tag stays on the later copies. It does not
+// change the classification of err, which may be any failure (RetryAfter,
+// Park, Permanent, …); a retry without a copy (no retry budget, or the copy
+// could not be sent, so the received message comes back after its
+// visibility timeout) cannot carry it.
+func Tag(err error, name, value string) error {
+	if err == nil {
+		return nil
+	}
+	return &TaggedError{Name: name, Value: value, Err: err}
+}
+
 // Classify is the consumer's classification of a handler's error, applied
 // once per message:
 //

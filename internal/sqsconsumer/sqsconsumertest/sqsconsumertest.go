@@ -9,14 +9,17 @@ package sqsconsumertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // DeadLetter is a message a consumer sent to its dead-letter queue.
@@ -35,12 +38,17 @@ type DeadLetter struct {
 // own queue; it has the fields of a DeadLetter.
 type Copy = DeadLetter
 
-// SQS records SendMessage and ChangeMessageVisibility calls. The zero value
-// is ready to use.
+// SQS records SendMessage and ChangeMessageVisibility calls. The copies it
+// records can also be received again, as a consumer's Release receives its
+// parking queue (ReceiveMessage, SendMessageBatch, DeleteMessageBatch and
+// GetQueueAttributes): a copy received is in flight until it is deleted
+// (there is no visibility timeout). The zero value is ready to use.
 type SQS struct {
 	mu          sync.Mutex
 	deadLetters []DeadLetter
 	copies      []Copy
+	received    map[int]bool // copies received (by index), until deleted
+	deleted     map[int]bool
 	visibility  map[string]time.Duration // receipt handle → last value set
 	failSends   error
 }
@@ -74,11 +82,113 @@ func (s *SQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func
 		}
 	}
 	if _, ok := dl.Attributes["dlq_code"]; !ok {
-		s.copies = append(s.copies, dl)
-		return &sqs.SendMessageOutput{MessageId: aws.String("copy-" + strconv.Itoa(len(s.copies)))}, nil
+		return &sqs.SendMessageOutput{MessageId: aws.String(s.addCopy(dl))}, nil
 	}
 	s.deadLetters = append(s.deadLetters, dl)
 	return &sqs.SendMessageOutput{MessageId: aws.String("dead-letter-" + strconv.Itoa(len(s.deadLetters)))}, nil
+}
+
+// addCopy records a copy and returns its message id (its receipt handle
+// when received is the same).
+func (s *SQS) addCopy(c Copy) string {
+	s.copies = append(s.copies, c)
+	return "copy-" + strconv.Itoa(len(s.copies))
+}
+
+// copyIndex is the index of the copy with the given id or receipt handle.
+func copyIndex(id string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "copy-"))
+	return n - 1, err == nil && strings.HasPrefix(id, "copy-")
+}
+
+// ReceiveMessage hands out up to MaxNumberOfMessages copies sent to the
+// queue and not received yet, oldest first, without waiting.
+func (s *SQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.received == nil {
+		s.received = map[int]bool{}
+	}
+	out := &sqs.ReceiveMessageOutput{}
+	for i, c := range s.copies {
+		if len(out.Messages) == int(max(in.MaxNumberOfMessages, 1)) {
+			break
+		}
+		if c.QueueURL != aws.ToString(in.QueueUrl) || s.received[i] || s.deleted[i] {
+			continue
+		}
+		s.received[i] = true
+		id := "copy-" + strconv.Itoa(i+1)
+		m := types.Message{MessageId: aws.String(id), ReceiptHandle: aws.String(id), Body: aws.String(c.Body), MessageAttributes: map[string]types.MessageAttributeValue{}}
+		for name, v := range c.Attributes {
+			m.MessageAttributes[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+		out.Messages = append(out.Messages, m)
+	}
+	return out, nil
+}
+
+// SendMessageBatch records each entry as SendMessage would.
+func (s *SQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		sent, err := s.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody, MessageAttributes: e.MessageAttributes, DelaySeconds: e.DelaySeconds})
+		if err != nil {
+			return nil, err
+		}
+		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id, MessageId: sent.MessageId})
+	}
+	return out, nil
+}
+
+// DeleteMessageBatch deletes received copies by their receipt handles.
+func (s *SQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted == nil {
+		s.deleted = map[int]bool{}
+	}
+	out := &sqs.DeleteMessageBatchOutput{}
+	for _, e := range in.Entries {
+		i, ok := copyIndex(aws.ToString(e.ReceiptHandle))
+		if !ok || !s.received[i] {
+			return nil, fmt.Errorf("sqsconsumertest: DeleteMessageBatch of %q, which was not received", aws.ToString(e.ReceiptHandle))
+		}
+		s.deleted[i] = true
+		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+// GetQueueAttributes answers ApproximateNumberOfMessagesNotVisible: the
+// copies of the queue received and not deleted.
+func (s *SQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := 0
+	for i, c := range s.copies {
+		if c.QueueURL == aws.ToString(in.QueueUrl) && s.received[i] && !s.deleted[i] {
+			held++
+		}
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{
+		string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible): strconv.Itoa(held),
+	}}, nil
+}
+
+// Waiting returns the copies sent to queueURL that were not received since,
+// oldest first.
+func (s *SQS) Waiting(queueURL string) []Copy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Copy
+	for i, c := range s.copies {
+		if c.QueueURL == queueURL && !s.received[i] && !s.deleted[i] {
+			c.Attributes = maps.Clone(c.Attributes)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ChangeMessageVisibility records the delay set for a receipt handle.
