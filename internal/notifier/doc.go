@@ -39,7 +39,7 @@
 //     queue (PARKING_QUEUE_URL) instead of coming back every few seconds;
 //     the mail that opened the breaker, and each failed probe's, becomes a
 //     prober (attribute "prober"): it comes back when the next probe is
-//     due and is never parked. When a probe succeeds, or a prober is sent
+//     due. When a probe succeeds, or a prober is sent
 //     on any instance, the batch moves the parked mail back to the queue,
 //     so it all goes out within seconds of the recovery
 //     (docs/architecture.md, "Waiting out a mail outage").

@@ -37,21 +37,24 @@ const batchConcurrency = 10
 // Breaker, owed mail waits out a provider outage almost for free: a mail
 // the open breaker refuses is parked, with no write and no attempt, and
 // stays there. The mail whose failure opened the breaker, and each failed
-// probe's, becomes a prober: its copies carry the attribute AttrProber, it
-// comes back when its breaker's next probe is due, and it is never parked
-// (a breaker that refuses it sends it back for its own next probe). When a
-// send succeeds and a breaker closes, or a prober is sent on any instance,
-// the batch releases the parked mail back to the queue before it returns
-// (docs/architecture.md, "Waiting out a mail outage").
+// probe's, becomes a prober: its copies carry the attribute AttrProber and
+// it comes back when its breaker's next probe is due. When a send succeeds
+// and a breaker closes, or a prober is sent (or settled for good) on any
+// instance, the batch releases the parked mail back to the queue before it
+// returns (docs/architecture.md, "Waiting out a mail outage").
 //
 // Breakers live in instances, and a message comes back to any instance, so
-// the prober carries the promise: an instance parks a mail only while its
-// breaker is open, which a prober's failure decided, and that prober comes
-// back after the parking, is sent when the provider answers, and its
-// sending releases what was parked. A message delivered again by SQS
-// (ApproximateReceiveCount above 1: its retry's copy could not be sent, or
-// a delivery was repeated) is a prober too, as it cannot carry the
-// attribute.
+// the probers carry the promise: an instance parks a mail only while its
+// breaker is open and its probe is not due, or while its probe is in
+// flight. Either way a prober of that breaker comes back after the parking
+// (the failure that decided the breaker less than an interval ago made it),
+// or the probe in flight succeeds and its batch releases. A prober that
+// reaches another instance's open breaker is parked like any mail: that
+// breaker's own prober comes back later. Once the provider answers, probes
+// stop failing, so within an interval a prober is sent and releases. A
+// message delivered again by SQS (ApproximateReceiveCount above 1: its
+// retry's copy could not be sent, or a delivery was repeated) cannot carry
+// the attribute and counts as a prober.
 type Handler struct {
 	consumer *sqsconsumer.Consumer
 	notifier *Notifier
@@ -171,13 +174,14 @@ func (h *Handler) toConsumer(err error, prober bool) error {
 	if !h.parking || err == nil {
 		return toConsumer(err)
 	}
+	if errors.Is(err, ErrCircuitOpen) {
+		// Refused, prober or not: the refusing breaker's own prober (or
+		// its probe in flight) settles after this parking, and releases it.
+		return sqsconsumer.Park(err)
+	}
 	if wait, ok := NextProbeIn(err); ok {
-		if errors.Is(err, ErrCircuitOpen) && !prober {
-			return sqsconsumer.Park(err)
-		}
 		// The breaker decided on this mail (it opened, or its probe
-		// failed), or refused a prober: it probes when the next probe of
-		// that breaker is due.
+		// failed): it probes when that breaker's next probe is due.
 		return sqsconsumer.Tag(sqsconsumer.RetryAfter(wait, err), AttrProber, "true")
 	}
 	if prober {

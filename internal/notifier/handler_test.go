@@ -634,11 +634,13 @@ func TestParkedMailIsReleasedWhicheverInstanceItsProberReaches(t *testing.T) {
 	require.Empty(t, f.sqs.DeadLetters())
 }
 
-// TestProbersAreNeverParked: a prober that reaches an instance whose open
-// breaker is not due for a probe comes back when that breaker's probe is
-// due, probing still, and is not parked; nor is a message SQS delivered
-// again (it cannot carry the attribute), which probes from then on.
-func TestProbersAreNeverParked(t *testing.T) {
+// TestAProberParkedElsewhereIsReleasedByTheParkingInstancesProber: a
+// prober that reaches an instance whose open breaker is not due for a
+// probe is parked like any mail (so the probers do not multiply while the
+// provider is down); so is a message SQS delivered again. The parking
+// breaker's own prober comes back after them, and once the provider
+// answers its sending releases them, on whichever instance.
+func TestAProberParkedElsewhereIsReleasedByTheParkingInstancesProber(t *testing.T) {
 	t.Parallel()
 	f, clk, instanceA, instanceB := twoInstances(t)
 	a, b, c := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com"), f.enrollStudent(t, "linus@example.com")
@@ -652,16 +654,24 @@ func TestProbersAreNeverParked(t *testing.T) {
 	// a's probe is due at A; it reaches B, whose probe is 3 s away.
 	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, probers[a.event.EventID].record)))
 	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceB, f.delivery(c.body, 2))))
-	require.Empty(t, f.sqs.Waiting(parkingURL), "nothing parked")
-	back := f.queued(t)
-	for _, s := range []student{a, c} {
-		q, ok := back[s.event.EventID]
-		require.True(t, ok, "%s back in the queue", s.email)
-		require.Equal(t, "true", q.copy.Attributes[AttrProber], "%s probes", s.email)
-		require.GreaterOrEqual(t, q.copy.Delay, 3*time.Second, "%s: back when B's probe is due", s.email)
-		require.LessOrEqual(t, q.copy.Delay, 4*time.Second, "%s: with at most a second of jitter", s.email)
-	}
+	require.Len(t, f.sqs.Waiting(parkingURL), 2, "a and c parked")
+	require.Empty(t, f.sqs.Waiting(queueURL), "only b probes now")
 	require.Equal(t, 1, f.notification(t, a).Attempts(), "a refusal is not an attempt")
 	require.Zero(t, f.notification(t, c).Attempts())
+
+	// The provider answers; B's prober comes back when B's probe is due,
+	// to A, and is sent there: A releases what B parked.
+	f.faults(t, mailsandbox.FaultNone)
+	clk.Advance(3 * time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, probers[b.event.EventID].record)))
+	require.Empty(t, f.sqs.Waiting(parkingURL), "released")
+	released := f.queued(t)
+	require.Len(t, released, 2)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliverTo(t, instanceA, released[a.event.EventID].record, released[c.event.EventID].record)))
+	for _, s := range []student{a, b, c} {
+		require.Len(t, f.sandbox.Messages(s.email), 1, "%s: exactly once", s.email)
+		require.Equal(t, enrollment.NotificationSent, f.notification(t, s).Status(), s.email)
+	}
+	require.Empty(t, f.sqs.Waiting(parkingURL))
 	require.Empty(t, f.sqs.DeadLetters())
 }
