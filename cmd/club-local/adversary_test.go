@@ -12,7 +12,7 @@ import (
 	"github.com/clubdev/club/localcloud"
 )
 
-// adversarySeed fixes the adversary's decisions of the run below: the n-th
+// quickstartSeed fixes the adversary's decisions of the run below: the n-th
 // decision of a behaviour depends only on the seed, the behaviour and n
 // (docs/local-cloud.md), so the run replays. The run gives some behaviours
 // few decisions: sfn.task_rerun one per Lambda task of the quickstart's one
@@ -23,7 +23,7 @@ import (
 // seed whose first firing decision of each behaviour lies well inside the
 // decisions this run makes (sfn.task_rerun the third, lambda.async_repeat
 // the 13th, ddb.write_conflict the 127th of some 400).
-const adversarySeed = "844"
+const quickstartSeed = "844"
 
 // TestQuickstartUnderTheAdversaryFiresEveryBehaviour is issue 35's first
 // must-show, with the binary a developer runs: club-local --adversary aws
@@ -34,7 +34,7 @@ const adversarySeed = "844"
 // does in seconds what a person following the quickstart does in many
 // minutes, and a schedule's fires are lambda.async_repeat's only decisions.
 func TestQuickstartUnderTheAdversaryFiresEveryBehaviour(t *testing.T) {
-	r := start(t, t.TempDir(), freeAddrs(t), "--adversary", "aws", "--adversary-seed", adversarySeed, "--schedule-speed", "300")
+	r := start(t, t.TempDir(), freeAddrs(t), "--adversary", "aws", "--adversary-seed", quickstartSeed, "--schedule-speed", "300")
 	teacher, student := r.user("teacher"), r.user("student")
 
 	// The quickstart (README.md), step by step. The teacher opens a class;
@@ -120,7 +120,7 @@ func TestQuickstartUnderTheAdversaryFiresEveryBehaviour(t *testing.T) {
 	t.Logf("adversary %s, seed %s: %v (idempotent retries %d); SDK retries carried out again %d, replayed %d",
 		st.Spec, st.Seed, st.Counts, st.IdempotentRetries, retries.CarriedOut, retries.Replayed)
 	require.Zero(t, retries.Replayed, "with the adversary on, a retried call is carried out again: %v", retries.Calls)
-	require.Equal(t, adversarySeed, st.Seed)
+	require.Equal(t, quickstartSeed, st.Seed)
 	require.NotEmpty(t, st.Rates, "the aws profile sets every behaviour's rate")
 	require.Len(t, st.Counts, len(st.Rates), "a count for every behaviour")
 	for b := range st.Rates {
