@@ -70,18 +70,26 @@ func (p storedPurchase) statuses() []string {
 
 func storedPurchaseOf(t *testing.T, id string) storedPurchase {
 	t.Helper()
+	item := storedItem(t, "PURCHASE#"+id, "PURCHASE")
+	require.NotEmpty(t, item, "purchase %s", id)
+	var p storedPurchase
+	require.NoError(t, attributevalue.UnmarshalMap(item, &p))
+	return p
+}
+
+// storedItem reads an item of the club table consistently (nil if there is
+// none): what the tables hold, not what an API's read of them shows.
+func storedItem(t *testing.T, pk, sk string) map[string]ddbtypes.AttributeValue {
+	t.Helper()
 	got, err := dynamodb.NewFromConfig(stack.aws).GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(stack.file.Tables["ClubTable"]),
 		Key: map[string]ddbtypes.AttributeValue{
-			"pk": &ddbtypes.AttributeValueMemberS{Value: "PURCHASE#" + id}, "sk": &ddbtypes.AttributeValueMemberS{Value: "PURCHASE"},
+			"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: sk},
 		},
 		ConsistentRead: aws.Bool(true),
 	})
 	require.NoError(t, err)
-	require.NotEmpty(t, got.Item, "purchase %s", id)
-	var p storedPurchase
-	require.NoError(t, attributevalue.UnmarshalMap(got.Item, &p))
-	return p
+	return got.Item
 }
 
 // handOver does what the saga does when it runs out of bounded attempts

@@ -3,7 +3,11 @@ package localcloud
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
+
+	"github.com/clubdev/club/localcloud/internal/adversary"
+	"github.com/clubdev/club/localcloud/invoke"
 )
 
 // adversarySeed is seed, or a new one when seed is 0.
@@ -23,6 +27,9 @@ func (c *Cloud) startAdversary() error {
 	if c.cfg.Adversary == "" {
 		return nil
 	}
+	if !adversaryLayer {
+		return errors.New("adversary: this local cloud was built without it (tag club_noadversary)")
+	}
 	if err := c.adversary.Set(c.cfg.Adversary, 0); err != nil {
 		return err
 	}
@@ -34,3 +41,12 @@ func (c *Cloud) startAdversary() error {
 
 // Adversary returns the cloud's adversary's seed and counts.
 func (c *Cloud) Adversary() AdversaryStats { return c.adversary.Stats() }
+
+// adversaryInvoker is what a deliverer invokes functions with: the runtime,
+// behind the adversary's behaviour b unless the layer was built out.
+func (c *Cloud) adversaryInvoker(b adversary.Behaviour) invoke.Invoker {
+	if !adversaryLayer {
+		return c.runtime
+	}
+	return c.adversary.Invoker(c.runtime, b)
+}

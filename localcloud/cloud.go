@@ -403,7 +403,7 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 	// Step Functions runs in our executor; its service integrations call the
 	// front, so DynamoDB writes from a state machine are recorded too.
 	sfnResources := sfn.NewResources()
-	integrations.Register(sfnResources, integrations.FromAWSConfig(s.awsCfg, c.adversary.Invoker(c.runtime, adversary.SFNTaskRerun)))
+	integrations.Register(sfnResources, integrations.FromAWSConfig(s.awsCfg, c.adversaryInvoker(adversary.SFNTaskRerun)))
 	c.sfn = sfn.New(sfn.Options{Resources: sfnResources, Region: Region, Account: AccountID})
 	frontOpts := []front.Option{front.WithCredentials(map[string]string{AccessKeyID: SecretAccessKey}),
 		front.WithLogger(c.log.With("component", "endpoint"))}
@@ -463,8 +463,12 @@ func (c *Cloud) startEndpoint(s *startup) (err error) {
 		Control:       c.controlHandler(),
 		Fallback:      sqsRoute,
 	})
-	f.ReplayUnless(c.adversary.On)
-	c.endpoint = &http.Server{Handler: c.adversary.Handler(c.meter.Wrap(f), f.Kumo()), ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = c.meter.Wrap(f)
+	if adversaryLayer {
+		f.ReplayUnless(c.adversary.On)
+		handler = c.adversary.Handler(handler, f.Kumo())
+	}
+	c.endpoint = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.endpoint.Serve(s.endpointLn) }()
 	return nil
 }
@@ -713,7 +717,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				BatchSize: ev.BatchSize, MaximumBatchingWindow: ev.MaximumBatchingWindow,
 				ReportBatchItemFailures: ev.ReportBatchItemFailures, MaximumConcurrency: ev.MaximumConcurrency,
 				Enabled: ev.Enabled,
-			}, sqsClient, c.adversary.Invoker(c.runtime, adversary.LambdaRedeliver), c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
+			}, sqsClient, c.adversaryInvoker(adversary.LambdaRedeliver), c.log, esm.WithReceiveReleaser(front.ReceiveTokenHeader, c.front))
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}
@@ -734,7 +738,7 @@ func (c *Cloud) startMappings(ctx context.Context, awsCfg aws.Config, res *provi
 				MaximumRecordAge: ev.MaximumRecordAge, ReportBatchItemFailures: ev.ReportBatchItemFailures,
 				OnFailure: ev.OnFailureDestination, Enabled: ev.Enabled,
 				ResumeAfter: c.persist.resumeAfter(key), OnCheckpoint: c.persist.onCheckpoint(key),
-			}, c.streams, c.adversary.Invoker(c.runtime, adversary.LambdaRedeliver), dest, c.log)
+			}, c.streams, c.adversaryInvoker(adversary.LambdaRedeliver), dest, c.log)
 			if err != nil {
 				return fmt.Errorf("function %s event %s: %w", fn.Source, ev.Name, err)
 			}

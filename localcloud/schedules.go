@@ -24,7 +24,7 @@ func (c *Cloud) startSchedules(ctx context.Context) error {
 			}
 			r, err := schedule.New(schedule.Schedule{
 				Name: name, FunctionName: fn.Name, Expression: ev.Expression, Input: ev.Input, Enabled: ev.Enabled,
-			}, c.adversary.Invoker(c.runtime, adversary.LambdaAsyncRetry), clock.Real{}, c.log.With("schedule", name), opts)
+			}, c.adversaryInvoker(adversary.LambdaAsyncRetry), clock.Real{}, c.log.With("schedule", name), opts)
 			if err != nil {
 				return fmt.Errorf("function %s schedule %s: %w", fn.Source, ev.Name, err)
 			}

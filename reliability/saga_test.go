@@ -65,6 +65,13 @@ func (s seats) String() string {
 
 func getItem(t *testing.T, pk, sk string, out any) {
 	t.Helper()
+	require.True(t, lookUp(t, pk, sk, out), "no item %s/%s", pk, sk)
+}
+
+// lookUp reads an item of the club table consistently into out and reports
+// whether there was one.
+func lookUp(t *testing.T, pk, sk string, out any) bool {
+	t.Helper()
 	got, err := stack.db.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(stack.file.Tables["ClubTable"]),
 		Key: map[string]ddbtypes.AttributeValue{
@@ -73,8 +80,11 @@ func getItem(t *testing.T, pk, sk string, out any) {
 		ConsistentRead: aws.Bool(true),
 	})
 	require.NoError(t, err)
-	require.NotEmpty(t, got.Item, "no item %s/%s", pk, sk)
+	if len(got.Item) == 0 {
+		return false
+	}
 	require.NoError(t, attributevalue.UnmarshalMap(got.Item, out))
+	return true
 }
 
 func purchaseOf(t *testing.T, id string) purchaseRow {

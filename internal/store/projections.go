@@ -86,14 +86,24 @@ func (s *Projections) Roster(ctx context.Context, classID string) (projection.Ro
 	return r, nil
 }
 
-// Stats reads the class's counters (zero if no event was counted yet).
+// Stats reads the class's counters (zero if no event was counted yet) with
+// an eventually consistent read, which DynamoDB bills at half a strongly
+// consistent one. That is safe here: the counters are a projection the
+// analytics consumer keeps behind the enrollments by the pipeline's delay,
+// and the API says so (GET /classes/{id}/stats); a copy that missed the
+// last second of its writes is the same promise, a second later. Only that
+// read uses Stats; nothing decides on it — seats, money and duplicates are
+// decided by conditional writes and consistent reads elsewhere.
 func (s *Projections) Stats(ctx context.Context, classID string) (projection.Stats, error) {
-	item, found, err := s.getItem(ctx, s.cfg.ClubTable, itemKey(statsKey(classID)))
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.cfg.ClubTable), Key: itemKey(statsKey(classID)),
+	})
 	if err != nil {
 		return projection.Stats{}, fmt.Errorf("stats of class %s: %w", classID, err)
 	}
 	st := projection.Stats{ClassID: classID}
-	if !found {
+	item := out.Item
+	if len(item) == 0 {
 		return st, nil
 	}
 	var it statsItem
