@@ -74,7 +74,17 @@ func (c *Cloud) controlHandler() http.Handler {
 	// DynamoDB transaction conflicts, off until a test switches them on.
 	mux.Handle("/_club/dynamodb/conflicts", c.front.Conflicts())
 	// The adversary: GET, PUT {"spec": "aws", "seed": n}, DELETE.
-	mux.Handle("/_club/adversary", c.adversary.Control())
+	if adversaryLayer {
+		mux.Handle("/_club/adversary", c.adversary.Control())
+	} else {
+		mux.HandleFunc("/_club/adversary", func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				writeJSON(w, http.StatusOK, c.adversary.Stats())
+				return
+			}
+			writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "adversary: this local cloud was built without it (tag club_noadversary)"})
+		})
+	}
 	mux.HandleFunc("GET /_club/queues/age", func(w http.ResponseWriter, r *http.Request) {
 		if c.queueAges == nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})

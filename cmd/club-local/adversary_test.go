@@ -43,7 +43,7 @@ func TestQuickstartUnderTheAdversaryFiresEveryBehaviour(t *testing.T) {
 		"title": "Queues", "capacity": 20, "starts_at": "2030-01-01T17:00:00Z"})
 	require.Equal(t, http.StatusCreated, class.status, string(class.raw))
 	classID := class.str("class_id")
-	enrolled := r.api(student, http.MethodPost, "/classes/"+classID+"/enrollments", nil, "Idempotency-Key", "enroll-queues-1")
+	enrolled := r.api(student, http.MethodPost, "/classes/"+classID+"/enrollments", nil, "Idempotency-Key", "enroll-"+classID)
 	require.Equal(t, http.StatusCreated, enrolled.status, string(enrolled.raw))
 
 	// The mail, the roster and the counters follow.
@@ -69,7 +69,7 @@ func TestQuickstartUnderTheAdversaryFiresEveryBehaviour(t *testing.T) {
 		"price": map[string]any{"amount_cents": 4900, "currency": "EUR"}, "hold_seconds": 600})
 	require.Equal(t, http.StatusCreated, intensive.status, string(intensive.raw))
 	intensiveID := intensive.str("intensive_id")
-	bought := r.api(student, http.MethodPost, "/intensives/"+intensiveID+"/purchases", nil, "Idempotency-Key", "buy-sagas-1")
+	bought := r.api(student, http.MethodPost, "/intensives/"+intensiveID+"/purchases", nil, "Idempotency-Key", "buy-"+intensiveID)
 	require.Equal(t, http.StatusAccepted, bought.status, string(bought.raw))
 	purchaseID := bought.str("purchase_id")
 	var paymentID string
