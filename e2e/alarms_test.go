@@ -75,15 +75,21 @@ func emptyDLQ(t *testing.T, queue string) {
 	})
 }
 
-// Must-show 3: a dead letter in NotificationsDLQ fires the DLQ-depth alarm
-// on the local cloud; its notification reaches a subscriber of the ops
-// topic, naming the runbook; the stack's alarms in ALARM (what clubctl
-// status shows) list it; once the dead letter is gone the alarm clears and
-// says so on the same topic.
+// A dead letter in RosterDLQ fires the DLQ-depth alarm on the local cloud;
+// its notification reaches a subscriber of the ops topic, naming the
+// runbook; the stack's alarms in ALARM (what clubctl status shows) list it;
+// once the dead letter is gone the alarm clears and says so on the same
+// topic.
+//
+// Parallel: it waits out two alarm periods (a minute each), beside the
+// other long waits. The DLQ alarms are alike; the roster's is the one no
+// parallel test reads (the mail outage counts NotificationsDLQ), and the
+// sequential tests that dead-letter roster events are done by then.
 func TestDLQAlarmReachesTheOpsTopic(t *testing.T) {
-	const alarm = "NotificationsDLQDepthAlarm"
+	t.Parallel()
+	const alarm, dlq = "RosterDLQDepthAlarm", "RosterDLQ"
 	cw := cloudwatch.NewFromConfig(stack.aws)
-	emptyDLQ(t, "NotificationsDLQ")
+	emptyDLQ(t, dlq)
 	inAlarm := func() []status.Alarm {
 		alarms, err := status.ReadAlarms(context.Background(), cw, stack.file.Outputs["OpsTopicArn"])
 		require.NoError(t, err)
@@ -99,7 +105,7 @@ func TestDLQAlarmReachesTheOpsTopic(t *testing.T) {
 	eventually(t, 3*time.Minute, "the alarm is not in ALARM", func() bool { return len(inAlarm()) == 0 })
 	notifications := opsSubscriber(t)
 
-	sendEnvelope(t, "NotificationsDLQ", `{"dead":"letter"}`)
+	sendEnvelope(t, dlq, `{"dead":"letter"}`)
 	var fired map[string]any
 	eventually(t, 60*time.Second, "the ops topic's subscriber hears the alarm", func() bool {
 		fired = notified(notifications(), alarm, "ALARM")
@@ -114,7 +120,7 @@ func TestDLQAlarmReachesTheOpsTopic(t *testing.T) {
 	// Only an OK after the ALARM counts: the alarms' first evaluation (from
 	// no data to OK) may reach the subscriber too, on a slow engine.
 	firedAt := len(notifications())
-	emptyDLQ(t, "NotificationsDLQ")
+	emptyDLQ(t, dlq)
 	eventually(t, 3*time.Minute, "the alarm clears on the same topic, a Period after the last dead letter", func() bool {
 		cleared := notified(notifications()[firedAt:], alarm, "OK")
 		return cleared != nil && cleared["OldStateValue"] == "ALARM"
