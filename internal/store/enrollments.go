@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/clubdev/club/events"
 	"github.com/clubdev/club/internal/club"
 	"github.com/clubdev/club/internal/club/enrollment"
 	"github.com/clubdev/club/internal/club/idempotency"
@@ -32,6 +33,9 @@ type enrollmentItem struct {
 	NotificationAttempts  int    `dynamodbav:"notification_attempts"`
 	NotificationSentAt    string `dynamodbav:"notification_sent_at,omitempty"`
 	NotificationLastError string `dynamodbav:"notification_last_error,omitempty"`
+	// NotificationAttemptToken names the write that counted the last
+	// attempt (see ChangeNotification).
+	NotificationAttemptToken string `dynamodbav:"notification_attempt_token,omitempty"`
 	// CapturedEmail is set only under the at_enrollment address policy.
 	CapturedEmail string `dynamodbav:"captured_email,omitempty"`
 }
@@ -256,11 +260,24 @@ const notificationAttempts = 5
 // notification is pending), so a change costs one request; only when no case
 // holds is the enrollment read, to tell a refusal, a status the change
 // leaves alone and a missing enrollment apart.
+//
+// A change that counts an attempt is not carried out twice: the SDK retries
+// a write whose answer was lost, and DynamoDB carries the retry out again,
+// which would count the attempt twice (attempts count calls to the
+// provider). The write names itself with a token, written beside the count
+// and required to differ; a retry whose first run was carried out fails
+// that condition, and the token stored says the write was this one.
 func (s *Enrollments) ChangeNotification(ctx context.Context, id string, c enrollment.NotificationChange) (enrollment.Enrollment, error) {
 	cases := c.Cases
+	token := ""
+	for _, k := range cases {
+		if k.CountAttempt {
+			token = events.NewID()
+		}
+	}
 	for range notificationAttempts {
 		for _, k := range cases {
-			e, err := s.writeNotification(ctx, id, k)
+			e, err := s.writeNotification(ctx, id, k, token)
 			if err == nil {
 				return e, nil
 			}
@@ -268,9 +285,16 @@ func (s *Enrollments) ChangeNotification(ctx context.Context, id string, c enrol
 				return enrollment.Enrollment{}, fmt.Errorf("change notification of enrollment %s: %w", id, err)
 			}
 		}
-		e, err := s.Get(ctx, id)
+		it, err := readItem[enrollmentItem](ctx, s.base, itemKey(enrollmentKey(id)), "enrollment "+id, club.ErrNotFound)
 		if err != nil {
 			return enrollment.Enrollment{}, err
+		}
+		e, err := it.enrollment()
+		if err != nil {
+			return enrollment.Enrollment{}, fmt.Errorf("decode enrollment %s: %w", id, err)
+		}
+		if token != "" && it.NotificationAttemptToken == token {
+			return e, nil // written, and the answer lost: the retry met its own token
 		}
 		k, err := c.For(e.Notification().Status())
 		if err != nil {
@@ -290,7 +314,7 @@ func (s *Enrollments) ChangeNotification(ctx context.Context, id string, c enrol
 // one of its From, and returns the enrollment as stored afterwards. A failed
 // condition (another status, or no such enrollment) is returned as the SDK's
 // error (see isConditionFailed).
-func (s *Enrollments) writeNotification(ctx context.Context, id string, k enrollment.NotificationCase) (enrollment.Enrollment, error) {
+func (s *Enrollments) writeNotification(ctx context.Context, id string, k enrollment.NotificationCase, token string) (enrollment.Enrollment, error) {
 	expr := "SET notification_status = :to"
 	values := map[string]types.AttributeValue{":to": str(string(k.To))}
 	from := make([]string, len(k.From))
@@ -307,9 +331,11 @@ func (s *Enrollments) writeNotification(ctx context.Context, id string, k enroll
 		expr += ", notification_last_error = :lasterr"
 		values[":lasterr"] = str(k.LastError)
 	}
+	cond := "notification_status IN (" + strings.Join(from, ", ") + ")"
 	if k.CountAttempt {
-		expr += " ADD notification_attempts :one"
-		values[":one"] = num(1)
+		expr += ", notification_attempt_token = :token ADD notification_attempts :one"
+		values[":one"], values[":token"] = num(1), str(token)
+		cond += " AND (attribute_not_exists(notification_attempt_token) OR notification_attempt_token <> :token)"
 	}
 	if k.To == enrollment.NotificationSent {
 		// Retention: an address captured at enrollment (at_enrollment
@@ -323,7 +349,7 @@ func (s *Enrollments) writeNotification(ctx context.Context, id string, k enroll
 		TableName:                 aws.String(s.cfg.ClubTable),
 		Key:                       itemKey(enrollmentKey(id)),
 		UpdateExpression:          aws.String(expr),
-		ConditionExpression:       aws.String("notification_status IN (" + strings.Join(from, ", ") + ")"),
+		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeValues: values,
 		ReturnValues:              types.ReturnValueAllNew,
 	})

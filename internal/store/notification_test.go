@@ -89,3 +89,52 @@ func TestChangeNotificationWritesOncePerStepWithoutReading(t *testing.T) {
 	require.Equal(t, 1, stored.Notification().Attempts())
 	require.True(t, sentAt.Equal(stored.Notification().SentAt()))
 }
+
+// lostUpdateAnswer carries out every UpdateItem and then, as the SDK does
+// after a lost answer, carries it out again and returns the second answer.
+type lostUpdateAnswer struct {
+	store.DynamoDB
+	updates atomic.Int64
+}
+
+func (c *lostUpdateAnswer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.updates.Add(1)
+	if _, err := c.DynamoDB.UpdateItem(ctx, in, opts...); err != nil {
+		return nil, err
+	}
+	return c.DynamoDB.UpdateItem(ctx, in, opts...)
+}
+
+// An attempt whose write's answer was lost is counted once: the SDK's
+// retry of the write is carried out again, and meets the token the first
+// run wrote. The next attempt counts again.
+func TestAttemptWhoseAnswerWasLostCountsOnce(t *testing.T) {
+	t.Parallel()
+	cfg := newTables(t, store.Config{})
+	db := &lostUpdateAnswer{DynamoDB: client}
+	notifier, err := store.New(db, cfg)
+	require.NoError(t, err)
+	other, err := store.New(client, cfg)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	c, err := class.New(events.NewID(), "teacher-1", "Go", 3, startsAt)
+	require.NoError(t, err)
+	require.NoError(t, other.Classes.Create(ctx, c))
+	e, err := enrollment.New(events.NewID(), c.ID(), "student-1", "teacher-1", time.Now())
+	require.NoError(t, err)
+	env, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: e.ID(), ClassID: c.ID(), StudentID: "student-1"})
+	require.NoError(t, err)
+	require.NoError(t, other.Enrollments.Create(ctx, enrollment.Creation{Enrollment: e, Event: env, Idempotency: idempotency.Record{
+		Caller: "student-1", Key: "key-00000002", Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
+	}}))
+
+	for want := 1; want <= 2; want++ {
+		got, err := notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.BeginAttemptChange())
+		require.NoError(t, err)
+		require.Equal(t, want, got.Notification().Attempts(), "attempt %d", want)
+		stored, err := other.Enrollments.Get(ctx, e.ID())
+		require.NoError(t, err)
+		require.Equal(t, want, stored.Notification().Attempts(), "attempt %d, as stored", want)
+	}
+}
