@@ -56,16 +56,7 @@ func TestChangeNotificationWritesOncePerStepWithoutReading(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 
-	c, err := class.New(events.NewID(), "teacher-1", "Go", 3, startsAt)
-	require.NoError(t, err)
-	require.NoError(t, other.Classes.Create(ctx, c))
-	e, err := enrollment.New(events.NewID(), c.ID(), "student-1", "teacher-1", time.Now())
-	require.NoError(t, err)
-	env, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: e.ID(), ClassID: c.ID(), StudentID: "student-1"})
-	require.NoError(t, err)
-	require.NoError(t, other.Enrollments.Create(ctx, enrollment.Creation{Enrollment: e, Event: env, Idempotency: idempotency.Record{
-		Caller: "student-1", Key: "key-00000001", Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
-	}}))
+	e := storedEnrollment(t, other)
 
 	got, err := notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.BeginAttemptChange())
 	require.NoError(t, err)
@@ -88,6 +79,23 @@ func TestChangeNotificationWritesOncePerStepWithoutReading(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, stored.Notification().Attempts())
 	require.True(t, sentAt.Equal(stored.Notification().SentAt()))
+}
+
+// storedEnrollment creates a class and an enrollment in it with s.
+func storedEnrollment(t *testing.T, s *store.Store) enrollment.Enrollment {
+	t.Helper()
+	ctx := context.Background()
+	c, err := class.New(events.NewID(), "teacher-1", "Go", 3, startsAt)
+	require.NoError(t, err)
+	require.NoError(t, s.Classes.Create(ctx, c))
+	e, err := enrollment.New(events.NewID(), c.ID(), "student-1", "teacher-1", time.Now())
+	require.NoError(t, err)
+	env, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: e.ID(), ClassID: c.ID(), StudentID: "student-1"})
+	require.NoError(t, err)
+	require.NoError(t, s.Enrollments.Create(ctx, enrollment.Creation{Enrollment: e, Event: env, Idempotency: idempotency.Record{
+		Caller: "student-1", Key: "key-" + e.ID(), Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
+	}}))
+	return e
 }
 
 // lostUpdateAnswer carries out every UpdateItem and then, as the SDK does
@@ -118,16 +126,7 @@ func TestAttemptWhoseAnswerWasLostCountsOnce(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 
-	c, err := class.New(events.NewID(), "teacher-1", "Go", 3, startsAt)
-	require.NoError(t, err)
-	require.NoError(t, other.Classes.Create(ctx, c))
-	e, err := enrollment.New(events.NewID(), c.ID(), "student-1", "teacher-1", time.Now())
-	require.NoError(t, err)
-	env, err := events.New(events.NewID(), time.Now(), events.EnrollmentCreated{EnrollmentID: e.ID(), ClassID: c.ID(), StudentID: "student-1"})
-	require.NoError(t, err)
-	require.NoError(t, other.Enrollments.Create(ctx, enrollment.Creation{Enrollment: e, Event: env, Idempotency: idempotency.Record{
-		Caller: "student-1", Key: "key-00000002", Fingerprint: "fp", Response: idempotency.Response{Status: 201}, CreatedAt: time.Now(),
-	}}))
+	e := storedEnrollment(t, other)
 
 	for want := 1; want <= 2; want++ {
 		got, err := notifier.Enrollments.ChangeNotification(ctx, e.ID(), enrollment.BeginAttemptChange())
