@@ -13,19 +13,28 @@ import (
 	"github.com/clubdev/club/internal/store"
 )
 
-// lostPutAnswer carries out every PutItem and then, as the SDK does after a
-// lost answer, carries it out again and returns the second answer.
-type lostPutAnswer struct {
-	*dynamodb.Client
-	puts atomic.Int64
+// lostAnswer carries out every PutItem and UpdateItem and then, as the SDK
+// does after a lost answer, carries it out again and returns the second
+// answer.
+type lostAnswer struct {
+	store.DynamoDB
+	puts, updates atomic.Int64
 }
 
-func (c *lostPutAnswer) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+func (c *lostAnswer) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	c.puts.Add(1)
-	if _, err := c.Client.PutItem(ctx, in, opts...); err != nil {
+	if _, err := c.DynamoDB.PutItem(ctx, in, opts...); err != nil {
 		return nil, err
 	}
-	return c.Client.PutItem(ctx, in, opts...)
+	return c.DynamoDB.PutItem(ctx, in, opts...)
+}
+
+func (c *lostAnswer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.updates.Add(1)
+	if _, err := c.DynamoDB.UpdateItem(ctx, in, opts...); err != nil {
+		return nil, err
+	}
+	return c.DynamoDB.UpdateItem(ctx, in, opts...)
 }
 
 // A class whose create's answer was lost is created, not "already exists":
@@ -34,7 +43,7 @@ func (c *lostPutAnswer) PutItem(ctx context.Context, in *dynamodb.PutItemInput, 
 func TestCreateWhoseAnswerWasLostSucceeds(t *testing.T) {
 	t.Parallel()
 	cfg := newTables(t, store.Config{})
-	db := &lostPutAnswer{Client: client}
+	db := &lostAnswer{DynamoDB: client}
 	s, err := store.New(db, cfg)
 	require.NoError(t, err)
 	c, err := class.New("c-lost-answer", "teacher-1", "Intro", 5, time.Now().Add(48*time.Hour).UTC().Truncate(time.Second))

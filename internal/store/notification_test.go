@@ -98,28 +98,13 @@ func storedEnrollment(t *testing.T, s *store.Store) enrollment.Enrollment {
 	return e
 }
 
-// lostUpdateAnswer carries out every UpdateItem and then, as the SDK does
-// after a lost answer, carries it out again and returns the second answer.
-type lostUpdateAnswer struct {
-	store.DynamoDB
-	updates atomic.Int64
-}
-
-func (c *lostUpdateAnswer) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	c.updates.Add(1)
-	if _, err := c.DynamoDB.UpdateItem(ctx, in, opts...); err != nil {
-		return nil, err
-	}
-	return c.DynamoDB.UpdateItem(ctx, in, opts...)
-}
-
 // An attempt whose write's answer was lost is counted once: the SDK's
 // retry of the write is carried out again, and meets the token the first
 // run wrote. The next attempt counts again.
 func TestAttemptWhoseAnswerWasLostCountsOnce(t *testing.T) {
 	t.Parallel()
 	cfg := newTables(t, store.Config{})
-	db := &lostUpdateAnswer{DynamoDB: client}
+	db := &lostAnswer{DynamoDB: client}
 	notifier, err := store.New(db, cfg)
 	require.NoError(t, err)
 	other, err := store.New(client, cfg)
