@@ -143,9 +143,13 @@ func (e enrollment) attempts() int { return len(e.answers) + 1 }
 
 // enroll is the client's side of the first boundary: it repeats the request
 // with the same Idempotency-Key until it gets an answer that is not a
-// server failure (5xx) or a lost connection, for up to a minute.
+// server failure (5xx) or a lost connection, for up to a minute. With the
+// adversary on, it repeats a 429 too, as its Retry-After invites: the
+// adversary's transaction conflicts can outlast the store's own retries
+// (club.ErrContention), as they can on AWS; without it, no enrollment may
+// meet one.
 func enroll(ctx context.Context, u user, classID, key string) (enrollment, error) {
-	return repeatPost(ctx, u, "/classes/"+classID+"/enrollments", nil, key, false)
+	return repeatPost(ctx, u, "/classes/"+classID+"/enrollments", nil, key, stack.cloud.Adversary().On)
 }
 
 // repeatPost posts body with an Idempotency-Key (none if key is "") and repeats
