@@ -25,6 +25,10 @@ type Adversary struct {
 	// draws is each behaviour's next draw: the n-th decision of a behaviour
 	// depends only on the seed, the behaviour and n.
 	draws map[Behaviour]*atomic.Uint64
+	// shown is set once a behaviour's first decision since Set was taken:
+	// that decision fires whatever the draw, so a run of any length and any
+	// seed shows every behaviour with a rate above 0 at least once.
+	shown map[Behaviour]*atomic.Bool
 	// on is set while some rate is above 0: the seams then do their work,
 	// otherwise they pass calls through untouched.
 	on atomic.Bool
@@ -54,9 +58,11 @@ const DefaultStaleness = time.Second
 // New returns an adversary with the seed and every rate 0.
 func New(seed uint64) *Adversary {
 	a := &Adversary{seed: seed, rates: map[Behaviour]float64{}, draws: map[Behaviour]*atomic.Uint64{},
+		shown:  map[Behaviour]*atomic.Bool{},
 		counts: map[Behaviour]*atomic.Int64{}, Staleness: DefaultStaleness, now: time.Now}
 	for _, b := range Behaviours {
 		a.draws[b] = new(atomic.Uint64)
+		a.shown[b] = new(atomic.Bool)
 		a.counts[b] = new(atomic.Int64)
 	}
 	a.versions = newVersions(a)
@@ -90,6 +96,9 @@ func (a *Adversary) Set(spec string, seed uint64) error {
 	for _, d := range a.draws {
 		d.Store(0)
 	}
+	for _, f := range a.shown {
+		f.Store(false)
+	}
 	on := false
 	for _, r := range rates {
 		on = on || r > 0
@@ -108,19 +117,23 @@ func (a *Adversary) Rate(b Behaviour) float64 {
 	return a.rates[b]
 }
 
-// Decide draws the behaviour's next decision: true with its rate. It is the
-// one place that decides; it counts nothing (Count does, once the behaviour
-// was carried out).
+// Decide draws the behaviour's next decision: true with its rate, and true
+// for the first decision of each behaviour with a rate above 0 (since Set),
+// so that every path the rates allow shows in any run, whatever the seed:
+// at a few percent, a behaviour with only a few chances in a short run
+// (a Task of the one purchase, a schedule's fire) would otherwise show in
+// some seeds and not in others. It is the one place that decides; it counts
+// nothing (Count does, once the behaviour was carried out).
 func (a *Adversary) Decide(b Behaviour) bool {
 	rate := a.Rate(b)
 	if rate <= 0 {
 		return false
 	}
-	if rate >= 1 {
-		a.draws[b].Add(1)
+	n := a.draws[b].Add(1) - 1
+	if rate >= 1 || a.shown[b].CompareAndSwap(false, true) {
 		return true
 	}
-	return a.unit(b, a.draws[b].Add(1)-1) < rate
+	return a.unit(b, n) < rate
 }
 
 // Pick draws a number in [0, n) for a choice the behaviour makes (which

@@ -38,6 +38,32 @@ func TestTheSeedDecides(t *testing.T) {
 	require.InDelta(t, 150, fired, 40, "about 30 %% of 500 draws at rate 0.3")
 }
 
+// Every behaviour with a rate shows in any run, whatever the seed: its first
+// decision since Set fires, the later ones at the rate.
+func TestTheFirstDecisionFires(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 200; seed++ {
+		a := New(seed)
+		require.NoError(t, a.Set("aws,sqs.reorder=0", 0))
+		for _, b := range Behaviours {
+			if b == SQSReorder {
+				require.False(t, a.Decide(b), "a rate of 0 never fires")
+				continue
+			}
+			require.True(t, a.Decide(b), "seed %d: the first decision of %s fires", seed, b)
+		}
+		fired := 0
+		for range 100 {
+			if a.Decide(SFNTaskRerun) {
+				fired++
+			}
+		}
+		require.Less(t, fired, 30, "seed %d: after the first, sfn.task_rerun fires at its rate (5 %%)", seed)
+		require.NoError(t, a.Set("aws", 0))
+		require.True(t, a.Decide(SFNTaskRerun), "seed %d: Set starts the run again", seed)
+	}
+}
+
 func TestParse(t *testing.T) {
 	t.Parallel()
 	rates, err := Parse("aws,sqs.redeliver=0.5")
