@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -186,12 +187,37 @@ func runMain(m *testing.M) (code int) {
 			return 1
 		}
 	}
+	if err := waitersInParallel(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code = m.Run()
 	stopBrowser()
 	if clubctlDir != "" {
 		_ = os.RemoveAll(clubctlDir)
 	}
 	return code
+}
+
+// parallelWaiters is how many of the suite's parallel tests run at once
+// unless -parallel says otherwise. Go's default is GOMAXPROCS (2 on the
+// machines CI runs on), but these tests spend their time waiting on the
+// stack (alarm periods, expiring holds, an outage), not on a core: two at a
+// time would queue the waits one after another.
+const parallelWaiters = 16
+
+// waitersInParallel sets -test.parallel to parallelWaiters when the command
+// line did not set it.
+func waitersInParallel() error {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set {
+		return nil
+	}
+	return flag.Set("test.parallel", strconv.Itoa(parallelWaiters))
 }
 
 // cognitoUsers is the token source of a stack without the local issuer: its

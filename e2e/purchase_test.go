@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,9 +131,33 @@ func settlePayment(t *testing.T, paymentID, outcome string) {
 	sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/payments/"+url.PathEscape(paymentID)+"/"+outcome, nil)
 }
 
+// paymentProvider is the payment sandbox's fault mode, one switch for the
+// whole stack. The sequential tests run before any parallel one, so only
+// the parallel tests take it: those that switch faults on hold it alone
+// (ownPaymentProvider), those whose purchases need a provider without
+// faults share it (sharePaymentProvider). The long waits of both kinds
+// (holds that expire, a provider silent for a while) then overlap the
+// other parallel tests' instead of adding to the suite's time.
+var paymentProvider sync.RWMutex
+
+// ownPaymentProvider gives a parallel test that switches the payment
+// sandbox's faults the sandbox to itself until it ends.
+func ownPaymentProvider(t *testing.T) {
+	t.Helper()
+	paymentProvider.Lock()
+	t.Cleanup(paymentProvider.Unlock)
+}
+
+// sharePaymentProvider keeps the payment sandbox without faults while a
+// parallel test's purchases need it so.
+func sharePaymentProvider(t *testing.T) {
+	t.Helper()
+	paymentProvider.RLock()
+	t.Cleanup(paymentProvider.RUnlock)
+}
+
 // setPaymentFaults switches the payment sandbox's fault mode for the rest
-// of the test. Tests that change faults must not run in parallel with
-// others.
+// of the test. A parallel test calls ownPaymentProvider first.
 func setPaymentFaults(t *testing.T, faults map[string]any) {
 	t.Helper()
 	sandbox(t, paymentSandbox(t), http.MethodPost, "/_sandbox/faults", faults)
@@ -247,6 +272,9 @@ func TestIntensiveFullWhileEverySeatIsHeld(t *testing.T) {
 // purchase, giving the seat back. Then the student pays anyway: the late
 // payment is refunded with its own key, exactly once, and no seat appears.
 func TestHoldExpiresThenALatePaymentIsRefunded(t *testing.T) {
+	// Parallel: it waits out a hold, beside the other long waits.
+	t.Parallel()
+	sharePaymentProvider(t)
 	// A 20 s hold: the first payment request must go out before the
 	// cutoff (a tenth before the hold's end), also on a busy machine.
 	intensiveID := newIntensive(t, 1, 20)
@@ -345,9 +373,10 @@ func paymentsFor(t *testing.T, reference string) []map[string]any {
 // its seat held, never expired; when the provider answers, the purchase has
 // the one payment the provider made for it, and paying confirms it.
 func TestSilentProviderNeverCostsTheSeat(t *testing.T) {
-	// Parallel: it runs after every sequential test, when no other test
-	// pays for anything.
+	// Parallel: it waits out the silence beside the other long waits,
+	// owning the payment sandbox.
 	t.Parallel()
+	ownPaymentProvider(t)
 	setPaymentFaults(t, map[string]any{"mode": "no_response"})
 	intensiveID := newIntensive(t, 1, 90)
 	student := newUser(t, "student")

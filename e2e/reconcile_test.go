@@ -227,6 +227,10 @@ func TestReconcileResolveEveryAction(t *testing.T) {
 // the next key, until the money is back: refunded, exactly one succeeded
 // refund at the provider, every attempt on the purchase, seats unchanged.
 func TestFailedRefundIsRefundedOnAPersonsDecision(t *testing.T) {
+	// Parallel: its holds expire beside the other long waits, while it owns
+	// the payment sandbox (its refunds wait for the test to settle them).
+	t.Parallel()
+	ownPaymentProvider(t)
 	for _, failures := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d failed", failures), func(t *testing.T) {
 			setPaymentFaults(t, map[string]any{"mode": "hold_refunds"}) // refunds wait for the test to settle them
