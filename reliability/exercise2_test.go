@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -142,7 +143,20 @@ func crashAfterRefundAccepted(t *testing.T, s sale) {
 	// same key, and the provider returns the same refund.
 	rerunsBefore := stack.cloud.Adversary().Counts["sfn.task_rerun"]
 
+	// The provider holds the refund pending until the test settles it.
+	// Otherwise its refund.succeeded webhook may record the refund before
+	// the crashed step's retry runs (a cold start on a busy machine takes
+	// longer than the sandbox's refund delay), and the retry, finding the
+	// purchase refunded, rightly asks nothing: not the case under test.
+	setPaymentFaults(t, "hold_refunds")
 	settle(t, s.paymentID, "succeed")
+	eventually(t, 60*time.Second, "the retried step asked the provider again", func() bool {
+		return faultsOf(t, s.purchaseID).PassCount(fault.SagaAfterRefundAccepted, fn) >= 2
+	})
+	held := refundsAt(t, s.paymentID)
+	require.Len(t, held, 1, "the retry was answered with the refund the crashed step made")
+	require.Equal(t, "pending", held[0].Status)
+	control(t, http.MethodPost, stack.file.PaymentURL+"/_sandbox/refunds/"+url.PathEscape(held[0].RefundID)+"/succeed", nil, nil)
 	p := awaitStatus(t, s.purchaseID, "refunded", 60*time.Second)
 	exec := ended(t, s.purchaseID+"-refund")
 	require.Equal(t, "SUCCEEDED", exec.status, "not needs_reconciliation: the retry was answered with the same refund")
@@ -160,7 +174,7 @@ func crashAfterRefundAccepted(t *testing.T, s sale) {
 	require.Equal(t, before, seatsOf(t, s.intensiveID))
 	report.addSaga(sagaRow{
 		name:       "3. A crash after the refund was accepted",
-		fault:      "`saga.after_refund_accepted`: the task function exits after the provider accepted the refund, before the purchase records it",
+		fault:      "`saga.after_refund_accepted`: the task function exits after the provider accepted the refund, before the purchase records it (the provider holds the refund pending until the retry has asked again)",
 		repeats:    "the refund execution: the task's `Runtime.ExitError` retry runs `Refund` again",
 		recognised: "the provider, by `Idempotency-Key: refund-<id>`: the second request returns the refund the first made",
 		observed: fmt.Sprintf("crashes %d; refund requests accepted %d; purchase %s; refunds %d (%s, the one the purchase records); refund execution %s; seats %s before and after",
