@@ -38,9 +38,10 @@ var ErrCircuitOpen = errors.New("mail provider circuit open")
 //
 // What the pending mail does meanwhile is the handler's business (see
 // Handler): with a parking queue, a mail the breaker refuses waits there
-// for free; the mail whose failure opened the breaker, each failed probe's
-// and a refused mail that already probes come back when the next probe is
-// due (NextProbeIn), so that mail keeps probing; and the breaker's closing
+// for free; the mail whose failure opened the breaker and each failed
+// probe's come back when the next probe is due (NextProbeIn), and so does a
+// mail refused while the probe is in flight (RefusedDuringProbe), so that
+// mail keeps probing; and the breaker's closing
 // says when to release the parked mail (TakeRelease).
 // A caller that must not spend anything on a mail the breaker would refuse
 // asks first (Admit) and sends with the pass it gets.
@@ -158,11 +159,27 @@ func WithPass(ctx context.Context, p *Pass) context.Context {
 	return context.WithValue(ctx, passKey{}, p)
 }
 
-// stillDownError is a failure that left the breaker open and decided it;
-// see NextProbeIn.
+// stillDownError is a failure that left the breaker open and decided it
+// (see NextProbeIn), or a refusal of the open breaker; duringProbe marks a
+// refusal while the probe was in flight (see RefusedDuringProbe).
 type stillDownError struct {
-	err  error
-	wait time.Duration
+	err         error
+	wait        time.Duration
+	duringProbe bool
+}
+
+// RefusedDuringProbe reports, for an error of Send or Admit, whether the
+// open breaker refused the mail because its probe was in flight, and how
+// long until the probe after it may go. That probe may end without calling
+// the provider (its pass given back: the mail it was for was cancelled or
+// sent already, or a write failed before the send), and then it decides
+// nothing and nothing else comes back to probe: the refused mail must be
+// the one that does (see Handler).
+func RefusedDuringProbe(err error) (time.Duration, bool) {
+	if e, ok := errors.AsType[*stillDownError](err); ok && e.duringProbe {
+		return e.wait, true
+	}
+	return 0, false
 }
 
 func (e *stillDownError) Error() string { return e.err.Error() }
@@ -247,7 +264,7 @@ func (b *Breaker) admit() (probe bool, err error) {
 		if b.probing || wait <= 0 {
 			wait = b.interval() // the probe in flight decides; the next one is an interval after it
 		}
-		return false, &stillDownError{wait: wait, err: fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
+		return false, &stillDownError{wait: wait, duringProbe: b.probing, err: fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
 			ErrCircuitOpen, b.openedAt.UTC().Format(time.RFC3339), b.nextOpen.UTC().Format(time.RFC3339), b.lastErr, mail.ErrUnavailable)}
 	}
 	b.probing = true

@@ -45,10 +45,11 @@ const batchConcurrency = 10
 //
 // Breakers live in instances, and a message comes back to any instance, so
 // the probers carry the promise: an instance parks a mail only while its
-// breaker is open and its probe is not due, or while its probe is in
-// flight. Either way a prober of that breaker comes back after the parking
-// (the failure that decided the breaker less than an interval ago made it),
-// or the probe in flight succeeds and its batch releases. A prober that
+// breaker is open and its probe is not due, and then a prober of that
+// breaker comes back after the parking (the failure that decided the
+// breaker less than an interval ago made it). A mail refused while the
+// probe is in flight is not parked but probes next (RefusedDuringProbe):
+// the probe in flight may end without calling the provider. A prober that
 // reaches another instance's open breaker is parked like any mail: that
 // breaker's own prober comes back later. Once the provider answers, probes
 // stop failing, so within an interval a prober is sent and releases. A
@@ -174,9 +175,17 @@ func (h *Handler) toConsumer(err error, prober bool) error {
 	if !h.parking || err == nil {
 		return toConsumer(err)
 	}
+	if wait, ok := RefusedDuringProbe(err); ok {
+		// Refused while the probe was in flight: that probe may end
+		// without a call (its mail needed none) and then leaves no prober
+		// behind, so this mail probes next instead of being parked. At
+		// most a batch's other messages (batchConcurrency-1) an instance.
+		return sqsconsumer.Tag(sqsconsumer.RetryAfter(wait, err), AttrProber, "true")
+	}
 	if errors.Is(err, ErrCircuitOpen) {
-		// Refused, prober or not: the refusing breaker's own prober (or
-		// its probe in flight) settles after this parking, and releases it.
+		// Refused, prober or not, while the probe is not due: the refusing
+		// breaker's own prober comes back after this parking, and releases
+		// it.
 		return sqsconsumer.Park(err)
 	}
 	if wait, ok := NextProbeIn(err); ok {

@@ -675,3 +675,52 @@ func TestAProberParkedElsewhereIsReleasedByTheParkingInstancesProber(t *testing.
 	require.Empty(t, f.sqs.Waiting(parkingURL))
 	require.Empty(t, f.sqs.DeadLetters())
 }
+
+// TestMailRefusedDuringAProbeThatCallsNobodyStillProbes: a mail the open
+// breaker refuses while its probe is in flight is not parked but comes back
+// as a prober. The probe in flight may end without calling the provider
+// (its mail was cancelled or sent already, or a write failed before the
+// send): it then decides nothing, makes no prober and releases nothing, and
+// a mail parked beside it would wait for a release no one sends.
+func TestMailRefusedDuringAProbeThatCallsNobodyStillProbes(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(enrolledAt)
+	breaker := &Breaker{Threshold: 1, ProbeInterval: 5 * time.Second, Now: clk.Now}
+	f := setup(t, options{budget: time.Hour, breaker: breaker})
+	a, b := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com")
+	f.faults(t, mailsandbox.FaultError)
+
+	// a opens the breaker; its probe comes due.
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(a.body, 1))))
+	opener := f.queued(t)[a.event.EventID]
+	clk.Advance(5 * time.Second)
+
+	// Another message of the batch holds the probe's pass while b comes:
+	// b is refused, and probes next instead of being parked.
+	probe, err := breaker.Admit()
+	require.NoError(t, err, "the probe is due")
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(b.body, 1))))
+	require.Empty(t, f.sqs.Waiting(parkingURL), "refused while the probe was in flight: not parked")
+	waiting := f.queued(t)
+	require.Contains(t, waiting, b.event.EventID)
+	require.Equal(t, "true", waiting[b.event.EventID].copy.Attributes[AttrProber])
+	require.GreaterOrEqual(t, waiting[b.event.EventID].copy.Delay, 5*time.Second, "back when the probe after the one in flight is due")
+	require.Zero(t, f.notification(t, b).Attempts(), "a refusal is not an attempt")
+
+	// The probe in flight calls nobody (its mail needed no send): the
+	// breaker stays open, undecided. The provider answers again, and b,
+	// when it comes back, is the probe: sent.
+	probe.Release()
+	require.True(t, breaker.Stats().Open)
+	f.faults(t, mailsandbox.FaultNone)
+	clk.Advance(5 * time.Second)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, waiting[b.event.EventID].record)))
+	require.Len(t, f.sandbox.Messages(b.email), 1, "exactly once")
+	require.Equal(t, enrollment.NotificationSent, f.notification(t, b).Status())
+	require.False(t, breaker.Stats().Open, "b's probe closed the breaker")
+
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, opener.record)))
+	require.Len(t, f.sandbox.Messages(a.email), 1)
+	require.Empty(t, f.sqs.Waiting(parkingURL))
+	require.Empty(t, f.sqs.DeadLetters())
+}
