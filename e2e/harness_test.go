@@ -73,9 +73,14 @@ func runMain(m *testing.M) (code int) {
 			logs = os.Stderr
 		}
 		problems := localcloud.NewProblemLog(200)
+		// The functions' warnings and errors too: a failure in CI is then
+		// traced from its log (a mail retried, parked, refused).
+		functionProblems := localcloud.NewProblemLog(2000)
+		functionProblems.Source = "functions"
 		defer func() {
 			if code != 0 {
 				problems.Dump(os.Stderr)
+				functionProblems.Dump(os.Stderr)
 			}
 		}()
 		// make test-adversary runs the suite with the adversary on
@@ -120,7 +125,7 @@ func runMain(m *testing.M) (code int) {
 				"NotificationRetryCapSeconds": "1", "NotificationProbeIntervalSeconds": "1",
 			},
 			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
-			FunctionOutput: logs,
+			FunctionOutput: io.MultiWriter(logs, functionProblems),
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "start local cloud:", err)

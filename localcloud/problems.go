@@ -8,11 +8,15 @@ import (
 )
 
 // ProblemLog keeps the most recent warnings and errors written to it by a
-// slog text handler. Test harnesses discard the local cloud's log to keep
+// slog text handler, or by the functions (their JSON log lines, as the
+// local cloud passes them on in Config.FunctionOutput). Test harnesses discard the local cloud's log to keep
 // passing runs quiet; through a ProblemLog they can still print what went
 // wrong inside the stack (a receive that failed, an invocation that timed
 // out) when a test fails. Safe for concurrent use.
 type ProblemLog struct {
+	// Source names what wrote the lines in Dump's heading (default "local
+	// cloud").
+	Source  string
 	mu      sync.Mutex
 	max     int
 	lines   [][]byte
@@ -35,7 +39,8 @@ func (p *ProblemLog) Write(b []byte) (int, error) {
 		}
 		line := data[:i]
 		data = data[i+1:]
-		if bytes.Contains(line, []byte(" level=WARN ")) || bytes.Contains(line, []byte(" level=ERROR ")) {
+		if bytes.Contains(line, []byte(" level=WARN ")) || bytes.Contains(line, []byte(" level=ERROR ")) ||
+			bytes.Contains(line, []byte(`"level":"WARN"`)) || bytes.Contains(line, []byte(`"level":"ERROR"`)) {
 			p.lines = append(p.lines, bytes.Clone(line))
 			if len(p.lines) > p.max {
 				p.lines = p.lines[1:]
@@ -62,7 +67,11 @@ func (p *ProblemLog) Dump(w io.Writer) {
 	if len(p.lines) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "--- local cloud: the last %d warnings and errors", len(p.lines))
+	source := p.Source
+	if source == "" {
+		source = "local cloud"
+	}
+	fmt.Fprintf(w, "--- %s: the last %d warnings and errors", source, len(p.lines))
 	if p.dropped > 0 {
 		fmt.Fprintf(w, " (%d earlier ones not kept)", p.dropped)
 	}

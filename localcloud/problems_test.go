@@ -30,6 +30,16 @@ func TestProblemLogKeepsTheLastWarningsAndErrors(t *testing.T) {
 	require.NotContains(t, out.String(), "started")
 
 	out.Reset()
+	functions := localcloud.NewProblemLog(5)
+	functions.Source = "functions"
+	_, err := functions.Write([]byte("[club-NotifierFunction] {\"level\":\"INFO\",\"msg\":\"notification sent\"}\n" +
+		"[club-NotifierFunction] {\"level\":\"WARN\",\"msg\":\"message will be retried\"}\n"))
+	require.NoError(t, err)
+	functions.Dump(&out)
+	require.Equal(t, "--- functions: the last 1 warnings and errors ---\n[club-NotifierFunction] {\"level\":\"WARN\",\"msg\":\"message will be retried\"}\n", out.String(),
+		"a function's JSON log lines at WARN are kept, its INFO ones are not")
+
+	out.Reset()
 	localcloud.NewProblemLog(5).Dump(&out)
 	require.Empty(t, out.String(), "nothing to say, nothing said")
 }

@@ -104,6 +104,9 @@ func runMain(m *testing.M) int {
 		logs = os.Stderr
 	}
 	problems := localcloud.NewProblemLog(200)
+	// The functions' warnings and errors too, to trace a failure from its log.
+	functionProblems := localcloud.NewProblemLog(2000)
+	functionProblems.Source = "functions"
 	// The build may take minutes on a cold cache; the start after it is
 	// bounded by the local cloud's ReadyTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -123,7 +126,7 @@ func runMain(m *testing.M) int {
 		Parameters:     map[string]string{"OutboxSweepAfterSeconds": sweepAfter},
 		ScheduleSpeed:  scheduleSpeed,
 		Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
-		FunctionOutput: logs,
+		FunctionOutput: io.MultiWriter(logs, functionProblems),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local cloud:", err)
@@ -146,6 +149,7 @@ func runMain(m *testing.M) int {
 	code := m.Run()
 	if code != 0 {
 		problems.Dump(os.Stderr)
+		functionProblems.Dump(os.Stderr)
 	}
 	// The endpoint's replay of a lost answer must stay unused: AWS carries
 	// a retried call out again (localcloud.CheckNoReplays).
