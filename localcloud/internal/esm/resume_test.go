@@ -40,6 +40,7 @@ func TestStreamResumesAfterTheKeptCheckpoint(t *testing.T) {
 			next := newStreamSetup(t, StreamMapping{BatchSize: 4, StartingPosition: pos, ResumeAfter: &resume}, nil)
 			// The same stream, restored, with two records more.
 			next.log.Append(testStreamARN, items(1, 12, "order.placed")...)
+			require.Equal(t, resume, next.poller.Checkpoint(), "the kept checkpoint is reported before the poller runs")
 			run(t, next.poller)
 			waitFor(t, 10*time.Second, "the records after the checkpoint are delivered", func() bool { return next.poller.Checkpoint() == 12 })
 			require.Equal(t, [][]uint64{{11, 12}}, next.invocations(t), "nothing before the checkpoint again")

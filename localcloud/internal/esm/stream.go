@@ -199,7 +199,7 @@ func NewStreamPoller(m StreamMapping, records *ddbstream.Log, invoker invoke.Inv
 		logger = slog.Default()
 	}
 	source, _ := parseARN(m.StreamARN) // validated above
-	return &StreamPoller{
+	p := &StreamPoller{
 		cfg:               m,
 		records:           records,
 		invoker:           invoker,
@@ -214,7 +214,14 @@ func NewStreamPoller(m StreamMapping, records *ddbstream.Log, invoker invoke.Inv
 		backoff:      backoff{base: 50 * time.Millisecond, max: 2 * time.Second},
 		now:          time.Now,
 		pollInterval: StreamPollInterval,
-	}, nil
+	}
+	if m.ResumeAfter != nil {
+		// Reported from the start: a restarted local cloud's stats must not
+		// show the mapping at 0, and its lag as the whole stream, until Run
+		// has been scheduled.
+		p.checkpoint.Store(*m.ResumeAfter)
+	}
+	return p, nil
 }
 
 // Checkpoint returns the sequence number up to which every record is
