@@ -28,6 +28,18 @@ func TestStateSurvivesARestart(t *testing.T) {
 	rf := before.refund(t, "refund-purchase-1", paid)
 	require.Equal(t, http.StatusCreated, rf.status, "%v", rf.body)
 	before.control(t, "/_sandbox/faults", `{"mode":"refund_unavailable"}`)
+	// The receiver has the payment's event, but the sandbox records the
+	// delivery only when the answer is back: a snapshot taken in between
+	// rightly delivers it again after the restart, which is not the case
+	// under test.
+	require.Eventually(t, func() bool {
+		for _, e := range before.srv.State().Events {
+			if e.Delivered == 0 {
+				return false
+			}
+		}
+		return true
+	}, waitFor, time.Millisecond, "the sandbox has recorded the delivery of every event")
 
 	raw, err := json.Marshal(before.srv.State())
 	require.NoError(t, err)
