@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,19 +76,28 @@ func emptyDLQ(t *testing.T, queue string) {
 	})
 }
 
-// A dead letter in RosterDLQ fires the DLQ-depth alarm on the local cloud;
+// exportsDLQ is held by the tests that read ExportsDLQ: a receive hides
+// the dead letter TestDLQAlarmReachesTheOpsTopic put there from the alarm
+// (ApproximateNumberOfMessagesVisible).
+var exportsDLQ sync.Mutex
+
+// A dead letter in ExportsDLQ fires the DLQ-depth alarm on the local cloud;
 // its notification reaches a subscriber of the ops topic, naming the
 // runbook; the stack's alarms in ALARM (what clubctl status shows) list it;
 // once the dead letter is gone the alarm clears and says so on the same
 // topic.
 //
-// Parallel: it waits out two alarm periods (a minute each), beside the
-// other long waits. The DLQ alarms are alike; the roster's is the one no
-// parallel test reads (the mail outage counts NotificationsDLQ), and the
-// sequential tests that dead-letter roster events are done by then.
+// Parallel: it waits out an alarm period (a minute) beside the other long
+// waits. The DLQ alarms are alike; the exports' is the one no sequential
+// test dead-letters into (the roster's and the analytics' have the poison
+// test's dead letters, and their alarm would first have to clear, a whole
+// period later), and the one parallel test that reads ExportsDLQ waits for
+// this one (exportsDLQ).
 func TestDLQAlarmReachesTheOpsTopic(t *testing.T) {
 	t.Parallel()
-	const alarm, dlq = "RosterDLQDepthAlarm", "RosterDLQ"
+	exportsDLQ.Lock()
+	defer exportsDLQ.Unlock()
+	const alarm, dlq = "ExportsDLQDepthAlarm", "ExportsDLQ"
 	cw := cloudwatch.NewFromConfig(stack.aws)
 	emptyDLQ(t, dlq)
 	inAlarm := func() []status.Alarm {

@@ -217,6 +217,8 @@ func TestRedeliveredExportJobChangesNothing(t *testing.T) {
 	require.Equal(t, done.str("updated_at"), again.str("updated_at"), "not written again")
 	require.Equal(t, done.body["result"], again.body["result"], "the same result")
 	require.Equal(t, []string{"exports/" + operationID + ".csv"}, exportObjects(t, operationID), "one file")
+	exportsDLQ.Lock()
+	defer exportsDLQ.Unlock()
 	require.Empty(t, receiveAll(t, "ExportsDLQ"), "acknowledged, not dead-lettered")
 }
 

@@ -119,10 +119,14 @@ func runMain(m *testing.M) (code int) {
 			// notifier's backoff cap and probe interval (1 s for 30 s and
 			// 5 s, the template's least; the probe interval may not exceed
 			// the cap: the mail outage test waits for 20 probes, which then
-			// take about 20 s; make run keeps 30 s and 5 s).
+			// take about 20 s; make run keeps 30 s and 5 s), and the urgent
+			// class's maximum age (20 s for 60 s: the mail outage test's
+			// alarm fires once mail has been owed that long, during its
+			// probes; the flood test holds every mail to it).
 			Parameters: map[string]string{
 				"ExportUrlExpirySeconds": "10", "PaymentTimeoutSeconds": "1",
 				"NotificationRetryCapSeconds": "1", "NotificationProbeIntervalSeconds": "1",
+				"UrgentMaxAgeSeconds": "20",
 			},
 			Logger:         slog.New(slog.NewTextHandler(io.MultiWriter(logs, problems), nil)),
 			FunctionOutput: io.MultiWriter(logs, functionProblems),

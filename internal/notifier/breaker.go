@@ -70,6 +70,7 @@ type Breaker struct {
 	open     bool      // the provider is considered down
 	nextOpen time.Time // while open: when the next probe may go
 	probing  bool      // a probe is in flight
+	standIn  bool      // a send refused during the probe in flight was named its stand-in
 	lastErr  error     // the failure that opened it, or the last probe's
 	openedAt time.Time
 	calls    int64 // calls that reached the provider
@@ -169,12 +170,16 @@ type stillDownError struct {
 }
 
 // RefusedDuringProbe reports, for an error of Send or Admit, whether the
-// open breaker refused the mail because its probe was in flight, and how
-// long until the probe after it may go. That probe may end without calling
-// the provider (its pass given back: the mail it was for was cancelled or
-// sent already, or a write failed before the send), and then it decides
-// nothing and nothing else comes back to probe: the refused mail must be
-// the one that does (see Handler).
+// open breaker refused the mail as the stand-in of its probe in flight,
+// and how long until the probe after it may go. That probe may end without
+// calling the provider (its pass given back: the mail it was for was
+// cancelled or sent already, or a write failed before the send), and then
+// it decides nothing and nothing else comes back to probe: the stand-in
+// must be the one that does (see Handler). Each probe has one stand-in,
+// the first mail refused while it is in flight; the others refused then
+// are refused as ordinary mail (NextProbeIn and ErrCircuitOpen only), so
+// that a batch refused together does not come back together, probe after
+// probe, instead of waiting parked.
 func RefusedDuringProbe(err error) (time.Duration, bool) {
 	if e, ok := errors.AsType[*stillDownError](err); ok && e.duringProbe {
 		return e.wait, true
@@ -264,10 +269,17 @@ func (b *Breaker) admit() (probe bool, err error) {
 		if b.probing || wait <= 0 {
 			wait = b.interval() // the probe in flight decides; the next one is an interval after it
 		}
-		return false, &stillDownError{wait: wait, duringProbe: b.probing, err: fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
+		// One stand-in per probe is enough: should the probe end without
+		// a call, that one mail probes next. The others refused meanwhile
+		// are refused as when no probe is in flight.
+		standIn := b.probing && !b.standIn
+		if standIn {
+			b.standIn = true
+		}
+		return false, &stillDownError{wait: wait, duringProbe: standIn, err: fmt.Errorf("send mail: %w since %s, next probe after %s (last failure: %v): %w",
 			ErrCircuitOpen, b.openedAt.UTC().Format(time.RFC3339), b.nextOpen.UTC().Format(time.RFC3339), b.lastErr, mail.ErrUnavailable)}
 	}
-	b.probing = true
+	b.probing, b.standIn = true, false
 	b.calls++
 	return true, nil
 }

@@ -223,8 +223,9 @@ func TestBreakerSurvivesAPanickingSend(t *testing.T) {
 // ten goroutines and more. While the provider is down they cost it at most
 // the threshold plus the sends already in flight, then exactly one probe
 // per interval, however many send at the same instant, whatever panics or
-// cancellations happen among them; once a probe succeeds everything goes
-// out. Run it with -race.
+// cancellations happen among them, and one stand-in for that probe among
+// the sends refused while it is in flight; once a probe succeeds
+// everything goes out. Run it with -race.
 func TestBreakerUnderConcurrentSenders(t *testing.T) {
 	t.Parallel()
 	const senders, each = 32, 20
@@ -239,7 +240,9 @@ func TestBreakerUnderConcurrentSenders(t *testing.T) {
 	// sends panic and some have their caller's context cancelled. When
 	// held, the provider holds its calls until every other send has been
 	// refused: the probe is in flight all the while.
+	var standIns int // refusals that stand in for the probe in flight (RefusedDuringProbe)
 	round := func(name string, mixed, held bool) (refused, sent int) {
+		standIns = 0
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		if held {
@@ -271,6 +274,9 @@ func TestBreakerUnderConcurrentSenders(t *testing.T) {
 					case errors.Is(err, ErrCircuitOpen):
 						assert.ErrorIs(t, err, mail.ErrUnavailable)
 						refused++
+						if _, ok := RefusedDuringProbe(err); ok {
+							standIns++
+						}
 					}
 					mu.Unlock()
 				}
@@ -310,6 +316,7 @@ func TestBreakerUnderConcurrentSenders(t *testing.T) {
 		}
 		require.Equal(t, senders*each-1, refused, "interval %d: one probe, however many senders", i)
 		require.Equal(t, before+1, after)
+		require.Equal(t, 1, standIns, "interval %d: one stand-in for the probe in flight, the others refused as ordinary mail", i)
 	}
 
 	p.set(func(p *provider) { p.down = false })

@@ -47,9 +47,10 @@ const batchConcurrency = 10
 // the probers carry the promise: an instance parks a mail only while its
 // breaker is open and its probe is not due, and then a prober of that
 // breaker comes back after the parking (the failure that decided the
-// breaker less than an interval ago made it). A mail refused while the
-// probe is in flight is not parked but probes next (RefusedDuringProbe):
-// the probe in flight may end without calling the provider. A prober that
+// breaker less than an interval ago made it). The first mail refused while
+// the probe is in flight is not parked but probes next (RefusedDuringProbe):
+// the probe in flight may end without calling the provider. The others
+// refused during that probe are parked: one stand-in per probe is enough. A prober that
 // reaches another instance's open breaker is parked like any mail: that
 // breaker's own prober comes back later. Once the provider answers, probes
 // stop failing, so within an interval a prober is sent and releases. A
@@ -176,10 +177,9 @@ func (h *Handler) toConsumer(err error, prober bool) error {
 		return toConsumer(err)
 	}
 	if wait, ok := RefusedDuringProbe(err); ok {
-		// Refused while the probe was in flight: that probe may end
-		// without a call (its mail needed none) and then leaves no prober
-		// behind, so this mail probes next instead of being parked. At
-		// most a batch's other messages (batchConcurrency-1) an instance.
+		// The stand-in of the probe in flight: that probe may end without
+		// a call (its mail needed none) and then leaves no prober behind,
+		// so this mail probes next instead of being parked. One per probe.
 		return sqsconsumer.Tag(sqsconsumer.RetryAfter(wait, err), AttrProber, "true")
 	}
 	if errors.Is(err, ErrCircuitOpen) {

@@ -676,18 +676,21 @@ func TestAProberParkedElsewhereIsReleasedByTheParkingInstancesProber(t *testing.
 	require.Empty(t, f.sqs.DeadLetters())
 }
 
-// TestMailRefusedDuringAProbeThatCallsNobodyStillProbes: a mail the open
-// breaker refuses while its probe is in flight is not parked but comes back
-// as a prober. The probe in flight may end without calling the provider
-// (its mail was cancelled or sent already, or a write failed before the
-// send): it then decides nothing, makes no prober and releases nothing, and
-// a mail parked beside it would wait for a release no one sends.
+// TestMailRefusedDuringAProbeThatCallsNobodyStillProbes: the first mail
+// the open breaker refuses while its probe is in flight is not parked but
+// comes back as a prober, the probe's stand-in. The probe in flight may end
+// without calling the provider (its mail was cancelled or sent already, or
+// a write failed before the send): it then decides nothing, makes no prober
+// and releases nothing, and were every mail beside it parked, they would
+// wait for a release no one sends. One stand-in is enough: the next mail
+// refused during the same probe is parked, and the stand-in's send
+// releases it.
 func TestMailRefusedDuringAProbeThatCallsNobodyStillProbes(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(enrolledAt)
 	breaker := &Breaker{Threshold: 1, ProbeInterval: 5 * time.Second, Now: clk.Now}
 	f := setup(t, options{budget: time.Hour, breaker: breaker})
-	a, b := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com")
+	a, b, c := f.enrollStudent(t, "ada@example.com"), f.enrollStudent(t, "grace@example.com"), f.enrollStudent(t, "linus@example.com")
 	f.faults(t, mailsandbox.FaultError)
 
 	// a opens the breaker; its probe comes due.
@@ -706,6 +709,11 @@ func TestMailRefusedDuringAProbeThatCallsNobodyStillProbes(t *testing.T) {
 	require.Equal(t, "true", waiting[b.event.EventID].copy.Attributes[AttrProber])
 	require.GreaterOrEqual(t, waiting[b.event.EventID].copy.Delay, 5*time.Second, "back when the probe after the one in flight is due")
 	require.Zero(t, f.notification(t, b).Attempts(), "a refusal is not an attempt")
+	// c, refused during the same probe, is parked: b stands in for it.
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, f.delivery(c.body, 1))))
+	require.Len(t, f.sqs.Waiting(parkingURL), 1, "the probe has its stand-in: c parked")
+	require.NotContains(t, f.queued(t), c.event.EventID)
+	require.Zero(t, f.notification(t, c).Attempts())
 
 	// The probe in flight calls nobody (its mail needed no send): the
 	// breaker stays open, undecided. The provider answers again, and b,
@@ -718,6 +726,11 @@ func TestMailRefusedDuringAProbeThatCallsNobodyStillProbes(t *testing.T) {
 	require.Len(t, f.sandbox.Messages(b.email), 1, "exactly once")
 	require.Equal(t, enrollment.NotificationSent, f.notification(t, b).Status())
 	require.False(t, breaker.Stats().Open, "b's probe closed the breaker")
+	require.Empty(t, f.sqs.Waiting(parkingURL), "b's send released c")
+	released := f.queued(t)
+	require.Contains(t, released, c.event.EventID)
+	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, released[c.event.EventID].record)))
+	require.Len(t, f.sandbox.Messages(c.email), 1, "exactly once")
 
 	require.Empty(t, sqsconsumertest.FailedIDs(f.deliver(t, opener.record)))
 	require.Len(t, f.sandbox.Messages(a.email), 1)
