@@ -85,7 +85,7 @@ func (r *Runtime) failIfCannotStartLocked(fn *function) {
 type slot struct {
 	index    int
 	proc     *process // nil between an exit and the next start
-	ready    bool     // some process of this slot has polled /next
+	ready    bool     // some process of this slot has polled /next, its pid known
 	failures int      // consecutive exits before the first /next
 	lastExit string
 }

@@ -28,6 +28,11 @@ const (
 	runtimeAPIPrefix = "/_runtime/"
 )
 
+// afterStart, when set (by tests), runs after a process has started and
+// before the runtime records its pid: the window in which the process may
+// already poll /next.
+var afterStart func()
+
 // process is one OS process of a function. Fields after gone are guarded by
 // Runtime.mu.
 type process struct {
@@ -123,8 +128,12 @@ func (r *Runtime) runProcess(fn *function, s *slot) (time.Duration, error) {
 		close(p.gone)
 		return delay, fmt.Errorf("start %s: %w", fn.cfg.Binary, startErr)
 	}
+	if afterStart != nil {
+		afterStart()
+	}
 	r.mu.Lock()
 	p.pid = p.cmd.Process.Pid
+	r.markReadyLocked(p) // it may have polled /next before Start returned
 	if r.stopping {
 		// Stop ran between registration and start and could not signal it.
 		signalGroup(p.pid, sigKill)

@@ -136,3 +136,16 @@ func processGone(pid int) bool {
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
 }
+
+// TestReadyListsEveryProcess: once Ready returns, Stats lists a process for
+// every slot. A process may poll /next before its start has returned its
+// pid to the runtime (a busy machine); its slot is ready only when both
+// are done. Not parallel: the delay applies to every process started.
+func TestReadyListsEveryProcess(t *testing.T) {
+	restore := lambdart.DelayPIDRecording(func() { time.Sleep(300 * time.Millisecond) }) // patience:exempt the busy machine's delay, not a deadline
+	defer restore()
+	many := fn("sleep", "many")
+	many.Concurrency = 4
+	e := setup(t, setupOptions{}, many)
+	require.Len(t, e.stats(t, "many").PIDs, 4, "a process listed for every ready slot")
+}

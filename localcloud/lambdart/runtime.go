@@ -444,6 +444,19 @@ func (r *Runtime) functionNamesLocked() []string {
 	return names
 }
 
+// markReadyLocked marks p's slot ready once p has polled /next and its pid
+// is known. The child may poll before Start has returned its pid to the
+// runtime (a busy machine); a slot marked ready then had a process that
+// Stats did not list yet, and a caller of Ready could see fewer PIDs than
+// slots.
+func (r *Runtime) markReadyLocked(p *process) {
+	if !p.polled || p.pid == 0 || p.slot.ready {
+		return
+	}
+	p.slot.ready = true
+	r.notifyReadyLocked()
+}
+
 // notifyReadyLocked wakes Ready callers.
 func (r *Runtime) notifyReadyLocked() {
 	close(r.readyWake)

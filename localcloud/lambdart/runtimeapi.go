@@ -89,10 +89,7 @@ func (r *Runtime) handleNext(w http.ResponseWriter, req *http.Request) {
 	if !p.polled {
 		p.polled = true
 		p.slot.failures = 0
-		if !p.slot.ready {
-			p.slot.ready = true
-			r.notifyReadyLocked()
-		}
+		r.markReadyLocked(p)
 	}
 	var inv *invocation
 	var ch chan *invocation
