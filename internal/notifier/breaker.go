@@ -161,8 +161,8 @@ func WithPass(ctx context.Context, p *Pass) context.Context {
 }
 
 // stillDownError is a failure that left the breaker open and decided it
-// (see NextProbeIn), or a refusal of the open breaker; duringProbe marks a
-// refusal while the probe was in flight (see RefusedDuringProbe).
+// (see NextProbeIn), or a refusal of the open breaker; duringProbe marks the
+// refusal that stands in for the probe in flight (see RefusedDuringProbe).
 type stillDownError struct {
 	err         error
 	wait        time.Duration
