@@ -39,10 +39,10 @@ var ErrCircuitOpen = errors.New("mail provider circuit open")
 // What the pending mail does meanwhile is the handler's business (see
 // Handler): with a parking queue, a mail the breaker refuses waits there
 // for free; the mail whose failure opened the breaker and each failed
-// probe's come back when the next probe is due (NextProbeIn), and so does a
-// mail refused while the probe is in flight (RefusedDuringProbe), so that
-// mail keeps probing; and the breaker's closing
-// says when to release the parked mail (TakeRelease).
+// probe's come back when the next probe is due (NextProbeIn), and so does
+// the first mail refused while the probe is in flight, its stand-in
+// (RefusedDuringProbe), so that mail keeps probing; and the breaker's
+// closing says when to release the parked mail (TakeRelease).
 // A caller that must not spend anything on a mail the breaker would refuse
 // asks first (Admit) and sends with the pass it gets.
 //
