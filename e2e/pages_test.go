@@ -15,6 +15,8 @@ import (
 // developer reads on day one: api/openapi.yaml rendered, with nothing
 // fetched from another host and no console error.
 func TestAPIReferencePage(t *testing.T) {
+	// Parallel: a page, read in a tab of its own.
+	t.Parallel()
 	tb := openTab(t, stack.file.APIURL+"/docs", stack.file.APIURL)
 	require.Contains(t, tb.text(".info .title"), "Club backend HTTP API", "the document's title")
 	// Routes of the document, by their summaries, are on the page.
@@ -29,6 +31,8 @@ func TestAPIReferencePage(t *testing.T) {
 // TestAPIReferenceFile: make docs's file is the same page, and it works
 // opened from disk, without any server.
 func TestAPIReferenceFile(t *testing.T) {
+	// Parallel: a file, read in a tab of its own.
+	t.Parallel()
 	page, err := reference.Page()
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "api.html")

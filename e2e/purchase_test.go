@@ -138,22 +138,60 @@ func settlePayment(t *testing.T, paymentID, outcome string) {
 // faults share it (sharePaymentProvider). The long waits of both kinds
 // (holds that expire, a provider silent for a while) then overlap the
 // other parallel tests' instead of adding to the suite's time.
-var paymentProvider sync.RWMutex
+//
+// It lets a test share the sandbox whenever no test owns it, also while
+// another test waits to own it: the sharers' holds then expire together,
+// and the owners take turns after them. A sync.RWMutex would not: a
+// waiting Lock blocks every later RLock, which ran a sharer's 20 s hold
+// after an owner's 20 s silence instead of beside another sharer's.
+var paymentProvider struct {
+	sync.Mutex
+	changed *sync.Cond
+	owned   bool
+	sharers int
+}
+
+func init() { paymentProvider.changed = sync.NewCond(&paymentProvider.Mutex) }
 
 // ownPaymentProvider gives a parallel test that switches the payment
 // sandbox's faults the sandbox to itself until it ends.
 func ownPaymentProvider(t *testing.T) {
 	t.Helper()
-	paymentProvider.Lock()
-	t.Cleanup(paymentProvider.Unlock)
+	p := &paymentProvider
+	p.Lock()
+	for p.owned || p.sharers > 0 {
+		p.changed.Wait()
+	}
+	p.owned = true
+	p.Unlock()
+	t.Cleanup(func() {
+		p.Lock()
+		p.owned = false
+		p.changed.Broadcast()
+		p.Unlock()
+	})
 }
 
 // sharePaymentProvider keeps the payment sandbox without faults while a
-// parallel test's purchases need it so.
-func sharePaymentProvider(t *testing.T) {
+// parallel test's purchases need it so: until the test ends, or until it
+// calls the function returned, if sooner.
+func sharePaymentProvider(t *testing.T) (release func()) {
 	t.Helper()
-	paymentProvider.RLock()
-	t.Cleanup(paymentProvider.RUnlock)
+	p := &paymentProvider
+	p.Lock()
+	for p.owned {
+		p.changed.Wait()
+	}
+	p.sharers++
+	p.Unlock()
+	release = sync.OnceFunc(func() {
+		p.Lock()
+		p.sharers--
+		p.changed.Broadcast()
+		p.Unlock()
+	})
+	t.Cleanup(release)
+	return release
 }
 
 // setPaymentFaults switches the payment sandbox's fault mode for the rest

@@ -123,6 +123,10 @@ func seatsNow(t *testing.T, u user, intensiveID string) [3]int {
 // changing nothing, unless forced; a decision on a purchase that no longer
 // needs one refused.
 func TestReconcileResolveEveryAction(t *testing.T) {
+	// Parallel: its purchases need the payment sandbox without faults,
+	// which it shares; the mail it owes nobody.
+	t.Parallel()
+	sharePaymentProvider(t)
 	intensiveID := newIntensive(t, 4, 300)
 	students := []user{newUser(t, "student"), newUser(t, "student"), newUser(t, "student"), newUser(t, "student")}
 	ids := make([]string, 4)
@@ -227,22 +231,39 @@ func TestReconcileResolveEveryAction(t *testing.T) {
 // the next key, until the money is back: refunded, exactly one succeeded
 // refund at the provider, every attempt on the purchase, seats unchanged.
 func TestFailedRefundIsRefundedOnAPersonsDecision(t *testing.T) {
-	// Parallel: its holds expire beside the other long waits, while it owns
-	// the payment sandbox (its refunds wait for the test to settle them).
+	// Parallel: both late payments' holds expire together, beside the other
+	// long waits, while the test shares the payment sandbox without faults
+	// (the saga asks it for the payments); then it owns the sandbox, whose
+	// refunds wait for the test to settle them.
 	t.Parallel()
+	type latePayment struct {
+		failures                           int
+		student                            user
+		intensiveID, purchaseID, paymentID string
+		seats                              [3]int
+	}
+	cases := []*latePayment{{failures: 1}, {failures: 2}}
+	releaseProvider := sharePaymentProvider(t)
+	for _, c := range cases {
+		// A 20 s hold: the saga asks for the payment before its 18 s
+		// cutoff, also on a busy machine.
+		c.intensiveID = newIntensive(t, 1, 20)
+		c.student = newUser(t, "student")
+		c.purchaseID, c.paymentID = startPurchase(t, c.student, c.intensiveID)
+	}
+	for _, c := range cases {
+		awaitPurchase(t, c.student, c.purchaseID, "expired", patience.Deadline())
+		c.seats = seatsNow(t, c.student, c.intensiveID)
+		require.Equal(t, [3]int{0, 0, 1}, c.seats, "the hold expired: the seat is free")
+	}
+	releaseProvider()
+
 	ownPaymentProvider(t)
-	for _, failures := range []int{1, 2} {
+	for _, c := range cases {
+		failures, student, intensiveID, purchaseID, paymentID, seats := c.failures, c.student, c.intensiveID, c.purchaseID, c.paymentID, c.seats
 		t.Run(fmt.Sprintf("%d failed", failures), func(t *testing.T) {
 			setPaymentFaults(t, map[string]any{"mode": "hold_refunds"}) // refunds wait for the test to settle them
-			// A 20 s hold: the saga asks for the payment before its 18 s
-			// cutoff, also on a busy machine.
-			intensiveID := newIntensive(t, 1, 20)
-			student := newUser(t, "student")
-			purchaseID, paymentID := startPurchase(t, student, intensiveID)
-			awaitPurchase(t, student, purchaseID, "expired", patience.Deadline())
-			seats := seatsNow(t, student, intensiveID)
-			require.Equal(t, [3]int{0, 0, 1}, seats, "the hold expired: the seat is free")
-			settlePayment(t, paymentID, "succeed") // late: the webhook records the refund intent
+			settlePayment(t, paymentID, "succeed")                      // late: the webhook records the refund intent
 
 			for n := 1; n <= failures+1; n++ {
 				if n == failures+1 {

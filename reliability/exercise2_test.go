@@ -35,11 +35,14 @@ func TestExercise2(t *testing.T) {
 	// seat of the first also sold and paid in time, so that "taken
 	// unchanged" has something to keep, and one intensive with a confirmed
 	// sale for the re-run of old handlers. Bought together: the cases share
-	// one wait for the deadlines.
+	// one wait for the deadlines, and so does
+	// TestLatePaymentRefundStartedBySweeper, whose late sale (of a fourth
+	// such intensive) is bought and expires with them.
 	lateIDs := []string{paidIntensive(t, 3, 20), paidIntensive(t, 2, 20), paidIntensive(t, 2, 20)}
 	confirmedID := paidIntensive(t, 2, 300)
-	sales := buySeats(t, append([]string{lateIDs[0], confirmedID}, lateIDs...)...)
-	kept, confirmed, late := sales[0], sales[1], sales[2:]
+	sweeperID := paidIntensive(t, 1, 20)
+	sales := buySeats(t, append(append([]string{lateIDs[0], confirmedID}, lateIDs...), sweeperID)...)
+	kept, confirmed, late, sweeperSale := sales[0], sales[1], sales[2:5], sales[5]
 	for _, s := range []sale{kept, confirmed} {
 		settle(t, s.paymentID, "succeed")
 	}
@@ -47,12 +50,13 @@ func TestExercise2(t *testing.T) {
 		awaitStatus(t, s.purchaseID, "confirmed", 60*time.Second)
 		require.Equal(t, "SUCCEEDED", ended(t, s.purchaseID).status)
 	}
-	for _, s := range late {
+	for _, s := range sales[2:] { // the late ones and the sweeper's
 		p := awaitStatus(t, s.purchaseID, "expired", 90*time.Second)
 		require.Equal(t, []string{"reserved", "payment_pending", "checking_payment", "expired"}, p.statuses(),
 			"no payment by the deadline: the saga asked the provider (pending) and released the hold")
 		require.Equal(t, "SUCCEEDED", ended(t, s.purchaseID).status)
 	}
+	keepExpired("TestLatePaymentRefundStartedBySweeper", sweeperSale)
 	require.Equal(t, seats{Capacity: 3, Free: 2, Taken: 1}, seatsOf(t, lateIDs[0]))
 
 	t.Run("1. A repeated late webhook", func(t *testing.T) { repeatedLateWebhook(t, late[0]) })

@@ -327,6 +327,32 @@ func invokeStep(t *testing.T, step, purchaseID string) string {
 	return fail.ErrorType
 }
 
+// expiredAhead holds sales whose hold a test let expire for a later test
+// (by name), bought with its own so that the holds expire together: the
+// later test then finds its sale expired instead of waiting out a hold of
+// its own. Run alone, the later test buys its sale itself.
+var expiredAhead = struct {
+	sync.Mutex
+	sales map[string]sale
+}{sales: map[string]sale{}}
+
+// keepExpired leaves an expired sale for the test named name.
+func keepExpired(name string, s sale) {
+	expiredAhead.Lock()
+	defer expiredAhead.Unlock()
+	expiredAhead.sales[name] = s
+}
+
+// takeExpired returns the sale an earlier test left for the test named
+// name, if one did.
+func takeExpired(name string) (sale, bool) {
+	expiredAhead.Lock()
+	defer expiredAhead.Unlock()
+	s, ok := expiredAhead.sales[name]
+	delete(expiredAhead.sales, name)
+	return s, ok
+}
+
 // buySeats buys one seat of each intensive, concurrently, and waits until
 // the saga of each has asked the provider for the payment.
 func buySeats(t *testing.T, intensiveIDs ...string) []sale {
